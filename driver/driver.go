@@ -1,0 +1,147 @@
+// Package driver runs jitpprof: upstream pprof's driver with an
+// extended-mapping stage that symbolizes JIT-compiled code.
+//
+// It is a drop-in replacement for github.com/google/pprof/driver: the
+// plugin interfaces are upstream's own (the names here are aliases), and
+// Options has the same fields plus jitpprof's. PProf hands everything to
+// upstream's driver and plugs in only what it changes:
+//
+//   - Fetch: every profile, from a file, an http(s) URL or the caller's
+//     own Fetcher, goes through the stage of package
+//     github.com/jitpprof/pprof/profile: legacy profiles get mappings
+//     rebuilt from their memory map without upstream's unsafe merge, and
+//     addresses in JIT code are attached to one mapping per JIT object,
+//     which is then symbolized in process (see -jit_symbolizer).
+//   - Flagset: adds the JIT flags (-jit_dir, -jit_symbolizer) and reads
+//     upstream's -symbolize.
+//   - HTTPTransport: the same TLS flags as upstream's, shared by the
+//     fetcher and upstream's symbolz client.
+//
+// Upstream's symbolizer, object tool (binutils), reports and web UI are
+// used unchanged: a JIT mapping that already carries functions and lines
+// is left alone by them.
+package driver
+
+import (
+	"flag"
+	"net/http"
+	"os"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/transport"
+)
+
+// The plugin interfaces and types, the same as upstream pprof's.
+type (
+	Writer         = gdriver.Writer
+	FlagSet        = gdriver.FlagSet
+	Fetcher        = gdriver.Fetcher
+	Symbolizer     = gdriver.Symbolizer
+	MappingSources = gdriver.MappingSources
+	ObjTool        = gdriver.ObjTool
+	ObjFile        = gdriver.ObjFile
+	Inst           = gdriver.Inst
+	Frame          = gdriver.Frame
+	Sym            = gdriver.Sym
+	UI             = gdriver.UI
+	HTTPServerArgs = gdriver.HTTPServerArgs
+)
+
+// Options groups pprof's optional plugins and jitpprof's settings. A nil
+// plugin gets upstream pprof's default, except as noted.
+type Options struct {
+	// Writer opens the files reports are written to (-output).
+	Writer Writer
+	// Flagset defines and parses the command line. Nil means the process
+	// command line, os.Args[1:], parsed as upstream pprof does (see
+	// NewFlagSet). jitpprof defines its own flags on it too.
+	Flagset FlagSet
+	// Fetch, if not nil, is asked for each profile source first; when it
+	// returns no profile, jitpprof fetches the source itself (a file or
+	// an http(s) URL). Either way the profile then goes through the JIT
+	// stage.
+	Fetch Fetcher
+	// Sym replaces pprof's whole symbolizer (local binutils, symbolz,
+	// demangling). Leave it nil unless that is what you want.
+	Sym Symbolizer
+	// Obj inspects binaries: upstream's binutils by default.
+	Obj ObjTool
+	// UI talks to the user. Nil means standard input and error, as
+	// upstream pprof without readline.
+	UI UI
+	// HTTPServer serves the -http web interface.
+	HTTPServer func(*HTTPServerArgs) error
+	// HTTPTransport fetches profiles and symbols over HTTP. Nil means a
+	// transport configured by the -tls_cert, -tls_key and -tls_ca flags.
+	HTTPTransport http.RoundTripper
+
+	// JITDirs are directories of JIT objects to use for every profile,
+	// as if given with -jit_dir.
+	JITDirs []string
+	// Getenv reads environment variables (PPROF_JIT_DIR). Nil means
+	// os.Getenv.
+	Getenv func(string) string
+}
+
+// PProf acquires one or more profiles, runs the JIT stage on each,
+// symbolizes and merges them, and generates the report, web UI or
+// interactive session the flags ask for, exactly as upstream pprof's
+// driver.PProf does.
+func PProf(o *Options) error {
+	r := newRun(o)
+	defer r.close()
+	return gdriver.PProf(r.upstreamOptions())
+}
+
+// upstreamOptions returns the options for upstream's driver: the
+// caller's plugins with jitpprof's in place of the ones it changes.
+func (r *run) upstreamOptions() *gdriver.Options {
+	return &gdriver.Options{
+		Writer:        r.opts.Writer,
+		Flagset:       r.flags,
+		Fetch:         &fetcher{run: r},
+		Sym:           r.opts.Sym,
+		Obj:           r.opts.Obj,
+		UI:            r.ui,
+		HTTPServer:    r.opts.HTTPServer,
+		HTTPTransport: r.transport,
+	}
+}
+
+// newRun prepares the state of one PProf call.
+func newRun(o *Options) *run {
+	r := &run{}
+	if o != nil {
+		r.opts = *o
+	}
+	if r.opts.Getenv == nil {
+		r.opts.Getenv = os.Getenv
+	}
+	fs := r.opts.Flagset
+	if fs == nil {
+		fs = NewFlagSet(os.Args[0], os.Args[1:], flag.ExitOnError)
+	}
+	r.flags = newFlagRecorder(fs)
+	r.ui = r.opts.UI
+	if r.ui == nil {
+		r.ui = newStdUI()
+	}
+	r.transport = r.opts.HTTPTransport
+	if r.transport == nil {
+		r.transport = transport.New(r.flags)
+	}
+	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv)
+	return r
+}
+
+// run is the state of one PProf call. Upstream calls Fetch concurrently,
+// once per source; everything reachable from run is safe for that.
+type run struct {
+	opts      Options
+	flags     *flagRecorder
+	ui        UI
+	transport http.RoundTripper
+	jit       *jitStage
+}
+
+func (r *run) close() { r.jit.close() }

@@ -1,0 +1,176 @@
+package driver
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// fetcher is the Fetcher jitpprof gives upstream pprof: it fetches every
+// source itself, the way upstream would, so that every profile goes
+// through the JIT stage.
+type fetcher struct {
+	run *run
+}
+
+// Fetch returns the profile named by src: the caller's Fetcher's answer
+// if it has one, else the file src, else the profile at URL src.
+func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.Profile, string, error) {
+	if next := f.run.opts.Fetch; next != nil {
+		p, url, err := next.Fetch(src, duration, timeout)
+		if err != nil {
+			return nil, "", err
+		}
+		if p != nil {
+			f.run.jit.extend(p, nil, "")
+			return p, url, nil
+		}
+	}
+	data, url, local, err := f.fetchData(src, duration, timeout)
+	if err != nil {
+		return nil, "", err
+	}
+	p, memoryMap, err := jprofile.Parse(data)
+	if err != nil {
+		return nil, "", err
+	}
+	f.run.jit.extend(p, memoryMap, local)
+	return p, url, nil
+}
+
+// fetchData reads the profile data of src. A source that names an
+// existing file is that file, even if it looks like a URL (go tool
+// pprof's rule, for names with a colon). Otherwise it is a URL; a bare
+// host:port means its CPU profile handler, /debug/pprof/profile, as
+// with go tool pprof. It returns the URL fetched, if any, and the path of
+// the local file read, if any.
+func (f *fetcher) fetchData(src string, duration, timeout time.Duration) (data []byte, srcURL, local string, err error) {
+	_, statErr := os.Stat(src)
+	if statErr == nil {
+		if isPerfFile(src) {
+			data, err = f.convertPerfData(src)
+		} else {
+			data, err = os.ReadFile(src)
+		}
+		return data, "", src, err
+	}
+	u, timeout := adjustURL(src, duration, timeout)
+	if u == "" {
+		return nil, "", "", statErr
+	}
+	ui := f.run.ui
+	ui.Print("Fetching profile over HTTP from " + u)
+	if duration > 0 {
+		ui.Print(fmt.Sprintf("Please wait... (%v)", duration))
+	}
+	data, err = fetchURL(u, timeout, f.run.transport)
+	return data, u, "", err
+}
+
+// cpuProfileHandler is the path a bare host:port source is completed with.
+const cpuProfileHandler = "/debug/pprof/profile"
+
+// adjustURL turns a source into the URL to fetch and the timeout to use,
+// or returns "" if source is not a URL. The -seconds flag (duration)
+// becomes the "seconds" query parameter; without it, a "seconds" already
+// in the URL sets the duration. The timeout defaults to 1.5 times the
+// duration, or 60 seconds.
+func adjustURL(source string, duration, timeout time.Duration) (string, time.Duration) {
+	u, err := url.Parse(source)
+	if err != nil || (u.Host == "" && u.Scheme != "" && u.Scheme != "file") {
+		// url.Parse reads "host:port/path" as scheme "host".
+		u, err = url.Parse("http://" + source)
+	}
+	if err != nil || u.Host == "" {
+		return "", 0
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = cpuProfileHandler
+	}
+	values := u.Query()
+	if duration > 0 {
+		values.Set("seconds", strconv.Itoa(int(duration.Seconds())))
+	} else if s := values.Get("seconds"); s != "" {
+		if secs, err := strconv.ParseInt(s, 10, 32); err == nil {
+			duration = time.Duration(secs) * time.Second
+		}
+	}
+	if timeout <= 0 {
+		if duration > 0 {
+			timeout = duration + duration/2
+		} else {
+			timeout = 60 * time.Second
+		}
+	}
+	u.RawQuery = values.Encode()
+	return u.String(), timeout
+}
+
+// fetchURL gets a profile over HTTP.
+func fetchURL(source string, timeout time.Duration, tr http.RoundTripper) ([]byte, error) {
+	client := &http.Client{Transport: tr, Timeout: timeout + 5*time.Second}
+	resp, err := client.Get(source)
+	if err != nil {
+		return nil, fmt.Errorf("http fetch: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, statusCodeError(resp)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("http fetch: reading %s: %w", source, err)
+	}
+	return data, nil
+}
+
+// statusCodeError describes a failed HTTP response, with the body when
+// it is an error message from a pprof handler.
+func statusCodeError(resp *http.Response) error {
+	if resp.Header.Get("X-Go-Pprof") != "" && bytes.Contains([]byte(resp.Header.Get("Content-Type")), []byte("text/plain")) {
+		if body, err := io.ReadAll(resp.Body); err == nil {
+			return fmt.Errorf("server response: %s - %s", resp.Status, body)
+		}
+	}
+	return fmt.Errorf("server response: %s", resp.Status)
+}
+
+// isPerfFile reports whether path holds perf.data (perf record) output.
+func isPerfFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := []byte("PERFILE2")
+	head := make([]byte, len(magic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && bytes.Equal(head, magic)
+}
+
+// convertPerfData converts perf.data to profile.proto data with the
+// perf_to_profile tool, as upstream pprof does.
+func (f *fetcher) convertPerfData(path string) ([]byte, error) {
+	f.run.ui.Print(fmt.Sprintf("Converting %s to a profile.proto... (May take a few minutes)", path))
+	out, err := os.CreateTemp("", "pprof_*.pb.gz")
+	if err != nil {
+		return nil, err
+	}
+	out.Close()
+	defer os.Remove(out.Name())
+	cmd := exec.Command("perf_to_profile", "-i", path, "-o", out.Name(), "-f")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("failed to convert perf.data file. Try github.com/google/perf_data_converter: %w", err)
+	}
+	return os.ReadFile(out.Name())
+}

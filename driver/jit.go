@@ -1,0 +1,268 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/symbolizer"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// Values of -jit_symbolizer.
+const (
+	jitSymInProcess = "inprocess"
+	jitSymBinutils  = "binutils"
+)
+
+// jitUsage is the help text for the JIT flags.
+const jitUsage = `  JIT code (jitpprof):
+    -jit_dir              Directories holding JIT objects (NAME.elf, NAME.meta)
+                          Comma- or path-list-separated; may be repeated.
+                          Default: $PPROF_JIT_DIR, else the first of the
+                          profile's directory, the current directory and
+                          /pprof_meta that holds JIT objects.
+    -jit_symbolizer       How JIT objects are symbolized: inprocess (default:
+                          read each object once, in pprof) or binutils (pprof's
+                          llvm-symbolizer/addr2line, one process per object)`
+
+// jitStage runs the extended-mapping stage for every fetched profile and
+// symbolizes the JIT objects it attaches. It is shared by the concurrent
+// Fetch calls of one run.
+type jitStage struct {
+	ui         UI
+	flags      *flagRecorder
+	dirFlag    *[]*string
+	symFlag    *string
+	extraDirs  []string
+	getenv     func(string) string
+	syms       *symbolizer.Cache
+	progressAt time.Duration // delay before progress is shown
+	stderrTTY  bool
+
+	mu     sync.Mutex
+	sets   map[string]*objectSet // by directory list
+	warned map[string]bool
+}
+
+// objectSet is the loaded ObjectSet of one list of directories.
+type objectSet struct {
+	once sync.Once
+	set  *jprofile.ObjectSet
+}
+
+func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string) *jitStage {
+	flags.AddExtraUsage(jitUsage)
+	return &jitStage{
+		ui:         ui,
+		flags:      flags,
+		dirFlag:    flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta)"),
+		symFlag:    flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
+		extraDirs:  extraDirs,
+		getenv:     getenv,
+		syms:       symbolizer.NewCache(openInProcess),
+		progressAt: time.Second,
+		stderrTTY:  isTerminal(os.Stderr),
+		sets:       map[string]*objectSet{},
+		warned:     map[string]bool{},
+	}
+}
+
+func (j *jitStage) close() { j.syms.Close() }
+
+// warnOnce prints msg unless it was printed already in this run.
+func (j *jitStage) warnOnce(msg string) {
+	j.mu.Lock()
+	seen := j.warned[msg]
+	j.warned[msg] = true
+	j.mu.Unlock()
+	if !seen {
+		j.ui.PrintErr(msg)
+	}
+}
+
+// extend runs the stage on p, fetched from the local file local (or ""),
+// with memoryMap the legacy memory map of its data, if any.
+func (j *jitStage) extend(p *profile.Profile, memoryMap []byte, local string) {
+	set := j.objects(j.dirs(local))
+	res, err := jprofile.Extend(p, memoryMap, set)
+	if err != nil {
+		j.warnOnce(fmt.Sprintf("JIT stage skipped: %v", err))
+		return
+	}
+	if res.Conflicts > 0 {
+		j.warnOnce(fmt.Sprintf("%d addresses lie both in JIT object sections and in file mappings of the profile; "+
+			"they keep the profile's mapping (were the JIT objects dumped by another run?)", res.Conflicts))
+	}
+	if len(res.JIT) == 0 || !j.inProcess() {
+		return
+	}
+	j.symbolize(p, res.JIT)
+}
+
+// dirs returns the JIT object directories for a profile read from the
+// local file local ("" for a remote one): the -jit_dir flags and
+// Options.JITDirs if any, else $PPROF_JIT_DIR, else the first of the
+// profile's directory, the current directory and /pprof_meta that holds
+// a JIT object.
+func (j *jitStage) dirs(local string) []string {
+	var dirs []string
+	for _, v := range *j.dirFlag {
+		dirs = append(dirs, splitDirs(*v)...)
+	}
+	for _, d := range j.extraDirs {
+		dirs = append(dirs, splitDirs(d)...)
+	}
+	if len(dirs) == 0 {
+		dirs = splitDirs(j.getenv("PPROF_JIT_DIR"))
+	}
+	if len(dirs) > 0 {
+		return dirs
+	}
+	var candidates []string
+	if local != "" {
+		candidates = append(candidates, filepath.Dir(local))
+	}
+	candidates = append(candidates, ".", "/pprof_meta")
+	for _, c := range candidates {
+		if jprofile.HasObjects(c) {
+			return []string{c}
+		}
+	}
+	return nil
+}
+
+// splitDirs splits a list of directories separated by commas or by the
+// path list separator, dropping empty elements and duplicates.
+func splitDirs(s string) []string {
+	var out []string
+	for _, d := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == filepath.ListSeparator }) {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// objects loads the JIT objects of dirs, once per run, and says which
+// were used and what was wrong with the others.
+func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
+	dirs = dedupDirs(dirs)
+	if len(dirs) == 0 {
+		return nil
+	}
+	key := strings.Join(dirs, "\x00")
+	j.mu.Lock()
+	e := j.sets[key]
+	if e == nil {
+		e = &objectSet{}
+		j.sets[key] = e
+	}
+	j.mu.Unlock()
+	e.once.Do(func() {
+		set, errs := jprofile.Load(dirs)
+		for _, err := range errs {
+			j.ui.PrintErr("JIT objects: ", err)
+		}
+		if n := set.Len(); n > 0 {
+			j.ui.PrintErr(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(dirs, ", ")))
+		}
+		e.set = set
+	})
+	return e.set
+}
+
+// dedupDirs returns dirs made absolute and without duplicates.
+func dedupDirs(dirs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// inProcess reports whether JIT objects are to be symbolized here, in
+// process: -jit_symbolizer=inprocess, and a -symbolize mode that asks for
+// local symbolization without forcing it. When pprof is forced to
+// re-symbolize (force, or a demangle= mode, which implies force), it
+// would redo the JIT mappings with binutils anyway; when it is told not
+// to symbolize locally (none, remote), neither does jitpprof.
+func (j *jitStage) inProcess() bool {
+	switch *j.symFlag {
+	case jitSymInProcess:
+	case jitSymBinutils:
+		return false
+	default:
+		j.warnOnce(fmt.Sprintf("-jit_symbolizer=%s: unknown value, want %s or %s; using %s",
+			*j.symFlag, jitSymInProcess, jitSymBinutils, jitSymInProcess))
+	}
+	local, force := true, false
+	for _, o := range strings.Split(strings.ToLower(j.flags.stringFlag("symbolize")), ":") {
+		switch o {
+		case "none", "no":
+			return false
+		case "local", "fastlocal":
+			local = true
+		case "remote":
+			local = false
+		case "force":
+			force = true
+		case "demangle=full", "demangle=none", "demangle=templates":
+			force = true
+		}
+	}
+	return local && !force
+}
+
+// symbolize symbolizes the JIT mappings of p in process. Objects the
+// in-process reader cannot handle are left to pprof's own symbolizer.
+// When it takes a while and standard error is a terminal, a progress
+// line is printed every second.
+func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
+	var mu sync.Mutex
+	var last symbolizer.Progress
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	if j.stderrTTY {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(j.progressAt)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					mu.Lock()
+					pr := last
+					mu.Unlock()
+					j.ui.Print(fmt.Sprintf("Symbolizing JIT objects: %d/%d objects, %d addresses", pr.ObjectsDone, pr.Objects, pr.Addresses))
+				}
+			}
+		}()
+	}
+	errs := j.syms.Symbolize(p, jms, func(pr symbolizer.Progress) {
+		mu.Lock()
+		if pr.ObjectsDone > last.ObjectsDone {
+			last = pr
+		}
+		mu.Unlock()
+	})
+	close(stop)
+	wg.Wait()
+	for _, err := range errs {
+		j.warnOnce(fmt.Sprintf("JIT objects: %v; leaving it to pprof's symbolizer (binutils)", err))
+	}
+}

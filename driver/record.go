@@ -1,0 +1,72 @@
+package driver
+
+// flagRecorder wraps a FlagSet and remembers the flags defined on it by
+// name, so that jitpprof can read upstream pprof's own flags
+// (-symbolize, -output, -sample_index, ...) once they are parsed.
+type flagRecorder struct {
+	FlagSet
+	bools   map[string]*bool
+	strings map[string]*string
+	ints    map[string]*int
+	floats  map[string]*float64
+	lists   map[string]*[]*string
+}
+
+func newFlagRecorder(fs FlagSet) *flagRecorder {
+	return &flagRecorder{
+		FlagSet: fs,
+		bools:   map[string]*bool{},
+		strings: map[string]*string{},
+		ints:    map[string]*int{},
+		floats:  map[string]*float64{},
+		lists:   map[string]*[]*string{},
+	}
+}
+
+func (r *flagRecorder) Bool(name string, def bool, usage string) *bool {
+	v := r.FlagSet.Bool(name, def, usage)
+	r.bools[name] = v
+	return v
+}
+
+func (r *flagRecorder) Int(name string, def int, usage string) *int {
+	v := r.FlagSet.Int(name, def, usage)
+	r.ints[name] = v
+	return v
+}
+
+func (r *flagRecorder) Float64(name string, def float64, usage string) *float64 {
+	v := r.FlagSet.Float64(name, def, usage)
+	r.floats[name] = v
+	return v
+}
+
+func (r *flagRecorder) String(name, def, usage string) *string {
+	v := r.FlagSet.String(name, def, usage)
+	r.strings[name] = v
+	return v
+}
+
+func (r *flagRecorder) StringList(name, def, usage string) *[]*string {
+	v := r.FlagSet.StringList(name, def, usage)
+	r.lists[name] = v
+	return v
+}
+
+// stringFlag returns the value of the string flag name, or "" if no such
+// flag was defined.
+func (r *flagRecorder) stringFlag(name string) string {
+	if v := r.strings[name]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+// boolFlag returns the value of the bool flag name, or false if no such
+// flag was defined.
+func (r *flagRecorder) boolFlag(name string) bool {
+	if v := r.bools[name]; v != nil {
+		return *v
+	}
+	return false
+}

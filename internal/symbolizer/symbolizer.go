@@ -1,0 +1,206 @@
+// Package symbolizer fills in the functions, files and lines of the
+// locations the JIT stage attached to JIT objects: each object is opened
+// once per run, objects are symbolized concurrently, and the result is
+// written into the profile exactly as pprof's own symbolizer would write
+// it, so that pprof leaves these mappings alone afterwards.
+package symbolizer
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// An Object answers source-line queries for one object file, with
+// absolute addresses. It must be safe for concurrent use.
+type Object interface {
+	// SourceLine returns the frames at addr, leaf first: several when
+	// code was inlined, none when addr is in no known function.
+	SourceLine(addr uint64) ([]gdriver.Frame, error)
+	// Close releases the object.
+	Close() error
+}
+
+// An Opener opens the object file at path for symbolization.
+type Opener func(path string) (Object, error)
+
+// Cache opens each object at most once and keeps it open until Close, so
+// that the profiles of one run (several sources, -base) share the work.
+type Cache struct {
+	open Opener
+
+	mu      sync.Mutex
+	objects map[string]*cached
+}
+
+type cached struct {
+	once sync.Once
+	obj  Object
+	err  error
+}
+
+// NewCache returns a Cache that opens objects with open.
+func NewCache(open Opener) *Cache {
+	return &Cache{open: open, objects: map[string]*cached{}}
+}
+
+// object returns the opened object at path, opening it on first use.
+// It reports whether this call opened it.
+func (c *Cache) object(path string) (obj Object, first bool, err error) {
+	c.mu.Lock()
+	e := c.objects[path]
+	if e == nil {
+		e = &cached{}
+		c.objects[path] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		e.obj, e.err = c.open(path)
+		first = true
+	})
+	return e.obj, first, e.err
+}
+
+// Close closes every object opened.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for _, e := range c.objects {
+		if e.obj != nil {
+			if err := e.obj.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	c.objects = map[string]*cached{}
+	return first
+}
+
+// Progress is how far a Symbolize call has got.
+type Progress struct {
+	ObjectsDone, Objects int
+	Addresses            int64 // locations symbolized so far
+}
+
+// An OpenError reports an object that could not be opened; its mappings
+// are left unsymbolized, for pprof's own symbolizer to try.
+type OpenError struct {
+	Path string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Symbolize symbolizes the locations of the given JIT mappings of p,
+// concurrently (at most GOMAXPROCS objects at a time), and adds the
+// functions to p in a deterministic order. It returns one *OpenError per
+// object that failed to open in this call (an object that failed in an
+// earlier call of the same Cache is skipped silently). If progress is not
+// nil, it is called after each object, from any goroutine.
+func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress func(Progress)) []error {
+	type result struct {
+		stacks [][]gdriver.Frame // per location of the mapping
+		err    error
+	}
+	results := make([]result, len(jms))
+	var done atomic.Int64
+	var addrs atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, jm := range jms {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			obj, first, err := c.object(jm.Object.Path)
+			if err != nil {
+				if first {
+					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}
+				}
+			} else {
+				stacks := make([][]gdriver.Frame, len(jm.Locations))
+				for k, l := range jm.Locations {
+					// A failed lookup leaves the location unsymbolized, as
+					// pprof does when its symbolizer has no answer.
+					stacks[k], _ = obj.SourceLine(l.Address)
+				}
+				results[i].stacks = stacks
+				addrs.Add(int64(len(jm.Locations)))
+			}
+			n := done.Add(1)
+			if progress != nil {
+				progress(Progress{ObjectsDone: int(n), Objects: len(jms), Addresses: addrs.Load()})
+			}
+		}()
+	}
+	wg.Wait()
+
+	add := newFunctionAdder(p)
+	var errs []error
+	for i, jm := range jms {
+		if results[i].err != nil {
+			errs = append(errs, results[i].err)
+			continue
+		}
+		for k, stack := range results[i].stacks {
+			apply(jm.Mapping, jm.Locations[k], stack, add)
+		}
+	}
+	return errs
+}
+
+// apply writes the frames of one location into it, and records on its
+// mapping what kind of information was found, as pprof's symbolizer does.
+func apply(m *profile.Mapping, l *profile.Location, stack []gdriver.Frame, add func(*profile.Function) *profile.Function) {
+	if len(stack) == 0 {
+		return
+	}
+	l.Line = make([]profile.Line, len(stack))
+	l.IsFolded = false
+	for i, f := range stack {
+		m.HasFunctions = m.HasFunctions || f.Func != ""
+		m.HasFilenames = m.HasFilenames || f.File != ""
+		m.HasLineNumbers = m.HasLineNumbers || f.Line != 0
+		fn := add(&profile.Function{
+			Name:       f.Func,
+			SystemName: f.Func,
+			Filename:   f.File,
+			StartLine:  int64(f.StartLine),
+		})
+		l.Line[i] = profile.Line{Function: fn, Line: int64(f.Line), Column: int64(f.Column)}
+	}
+	m.HasInlineFrames = true
+}
+
+// newFunctionAdder returns a function that adds a Function to p, or
+// returns the one already added with the same name, file and start line.
+func newFunctionAdder(p *profile.Profile) func(*profile.Function) *profile.Function {
+	type key struct {
+		name, systemName, filename string
+		startLine                  int64
+	}
+	seen := map[key]*profile.Function{}
+	var maxID uint64
+	for _, f := range p.Function {
+		maxID = max(maxID, f.ID)
+	}
+	return func(f *profile.Function) *profile.Function {
+		k := key{f.Name, f.SystemName, f.Filename, f.StartLine}
+		if old := seen[k]; old != nil {
+			return old
+		}
+		maxID++
+		f.ID = maxID
+		seen[k] = f
+		p.Function = append(p.Function, f)
+		return f
+	}
+}

@@ -1,0 +1,145 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// An ObjectSet is the JIT objects of one run, with an index of all their
+// executable sections.
+//
+// The index is built once: every section of every object, sorted by
+// start address, made disjoint. Lookup is then a binary search, so
+// matching L locations against S sections costs O((S + L) log S).
+//
+// Overlapping sections (two objects, or two sections of one object,
+// claiming the same bytes) cannot both be right. The rule is: sections
+// are ordered by start address, then by object path, then by section
+// name; a section keeps only the bytes that no section before it in that
+// order claims, and a section left with no bytes is dropped. In words:
+// the section that starts lower wins, and of two starting at the same
+// address, the one from the object whose path sorts first. Each
+// overlapping pair of objects is reported once.
+type ObjectSet struct {
+	// Dirs are the directories the objects were read from, if known.
+	Dirs []string
+	// Objects are the objects, sorted by Path.
+	Objects []*Object
+
+	index []indexEntry // sorted by start, disjoint
+}
+
+// indexEntry is one disjoint address range of the index.
+type indexEntry struct {
+	start, limit uint64
+	obj          *Object
+	sec          int // index into obj.Sections
+}
+
+// NewObjectSet builds an ObjectSet over objs. The returned errors report
+// overlapping sections (one *ObjectError per overlapping pair of
+// objects); the set is usable regardless.
+func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
+	objs = slices.Clone(objs)
+	slices.SortFunc(objs, func(a, b *Object) int { return cmp.Compare(a.Path, b.Path) })
+	s := &ObjectSet{Objects: objs}
+
+	n := 0
+	for _, o := range objs {
+		n += len(o.Sections)
+	}
+	all := make([]indexEntry, 0, n)
+	for oi, o := range objs {
+		for si, sec := range o.Sections {
+			if sec.Size == 0 {
+				continue
+			}
+			all = append(all, indexEntry{start: sec.Start, limit: sec.Limit(), obj: objs[oi], sec: si})
+		}
+	}
+	// Objects are sorted by path, and a stable sort keeps that order
+	// among sections starting at the same address.
+	slices.SortStableFunc(all, func(a, b indexEntry) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		if a.obj == b.obj {
+			return cmp.Compare(a.obj.Sections[a.sec].Name, b.obj.Sections[b.sec].Name)
+		}
+		return 0
+	})
+
+	type pair struct{ winner, loser *Object }
+	reported := map[pair]bool{}
+	var errs []error
+	var maxLimit uint64
+	var owner indexEntry // the entry that reaches maxLimit
+	for _, e := range all {
+		if e.start < maxLimit {
+			if p := (pair{owner.obj, e.obj}); !reported[p] {
+				reported[p] = true
+				errs = append(errs, overlapError(owner, e))
+			}
+			if e.limit <= maxLimit {
+				continue // entirely claimed already
+			}
+			e.start = maxLimit
+		}
+		s.index = append(s.index, e)
+		maxLimit, owner = e.limit, e
+	}
+	return s, errs
+}
+
+func overlapError(winner, loser indexEntry) error {
+	ws, ls := winner.obj.Sections[winner.sec], loser.obj.Sections[loser.sec]
+	where := fmt.Sprintf("section %s [%#x, %#x) overlaps section %s [%#x, %#x)", ls.Name, ls.Start, ls.Limit(), ws.Name, ws.Start, ws.Limit())
+	if winner.obj != loser.obj {
+		where += " of " + winner.obj.Path
+	}
+	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to the section that starts first", where)}
+}
+
+// Lookup returns the object and the section that hold addr, or nil and
+// the zero Section if no JIT section does.
+func (s *ObjectSet) Lookup(addr uint64) (*Object, Section) {
+	if s == nil {
+		return nil, Section{}
+	}
+	// The first entry starting above addr; the one before it is the only
+	// candidate.
+	i, _ := slices.BinarySearchFunc(s.index, addr, func(e indexEntry, a uint64) int {
+		if e.start <= a {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return nil, Section{}
+	}
+	e := s.index[i-1]
+	if addr >= e.limit {
+		return nil, Section{}
+	}
+	return e.obj, e.obj.Sections[e.sec]
+}
+
+// Len returns the number of objects in the set.
+func (s *ObjectSet) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.Objects)
+}
+
+// cmpSection orders sections by start address, then size and name.
+func cmpSection(a, b Section) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Size, b.Size); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}

@@ -1,0 +1,109 @@
+package profile
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLookupBoundaries(t *testing.T) {
+	a := &Object{Path: "/jit/a.elf", Sections: []Section{
+		{Name: ".text.f", Start: 0x1000, Size: 0x100},
+		{Name: ".text.g", Start: 0x3000, Size: 0x10},
+	}}
+	b := &Object{Path: "/jit/b.elf", Sections: []Section{
+		{Name: ".text.h", Start: 0x2000, Size: 0x800},
+	}}
+	set, errs := NewObjectSet([]*Object{b, a})
+	if len(errs) != 0 {
+		t.Fatalf("NewObjectSet: unexpected errors %v", errs)
+	}
+	for _, tc := range []struct {
+		name    string
+		addr    uint64
+		wantObj *Object
+		wantSec string
+	}{
+		{name: "zero", addr: 0},
+		{name: "below", addr: 0xfff},
+		{name: "start", addr: 0x1000, wantObj: a, wantSec: ".text.f"},
+		{name: "inside", addr: 0x1080, wantObj: a, wantSec: ".text.f"},
+		{name: "end-1", addr: 0x10ff, wantObj: a, wantSec: ".text.f"},
+		{name: "end", addr: 0x1100},
+		{name: "gap", addr: 0x1800},
+		{name: "other object", addr: 0x27ff, wantObj: b, wantSec: ".text.h"},
+		{name: "last start", addr: 0x3000, wantObj: a, wantSec: ".text.g"},
+		{name: "last end", addr: 0x3010},
+		{name: "above", addr: ^uint64(0)},
+	} {
+		obj, sec := set.Lookup(tc.addr)
+		if obj != tc.wantObj || sec.Name != tc.wantSec {
+			t.Errorf("%s: Lookup(%#x) = %v, %q, want %v, %q", tc.name, tc.addr, pathOf(obj), sec.Name, pathOf(tc.wantObj), tc.wantSec)
+		}
+	}
+	if got := set.Objects; len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("Objects not sorted by path: %v", got)
+	}
+}
+
+func pathOf(o *Object) string {
+	if o == nil {
+		return "<nil>"
+	}
+	return o.Path
+}
+
+func TestLookupNilAndEmpty(t *testing.T) {
+	var nilSet *ObjectSet
+	if o, _ := nilSet.Lookup(0x1000); o != nil || nilSet.Len() != 0 {
+		t.Errorf("nil set: Lookup = %v, Len = %d; want nil, 0", o, nilSet.Len())
+	}
+	empty, errs := NewObjectSet(nil)
+	if o, _ := empty.Lookup(0x1000); o != nil || len(errs) != 0 {
+		t.Errorf("empty set: Lookup = %v, errs %v; want nil, none", o, errs)
+	}
+}
+
+func TestOverlapRule(t *testing.T) {
+	// a starts lower and wins the overlap; b keeps only its tail. c sits
+	// at the same start as a but sorts after it by path, and is entirely
+	// covered; d lies entirely inside b's tail.
+	a := &Object{Path: "/jit/a.elf", Sections: []Section{{Name: ".text.a", Start: 0x1000, Size: 0x200}}}
+	b := &Object{Path: "/jit/b.elf", Sections: []Section{{Name: ".text.b", Start: 0x1100, Size: 0x200}}}
+	c := &Object{Path: "/jit/c.elf", Sections: []Section{{Name: ".text.c", Start: 0x1000, Size: 0x100}}}
+	set, errs := NewObjectSet([]*Object{c, b, a})
+	if len(errs) != 2 {
+		t.Fatalf("got %d overlap errors %v, want 2 (a/b and a/c)", len(errs), errs)
+	}
+	for _, e := range errs {
+		msg := e.Error()
+		if !strings.Contains(msg, "overlaps section .text.a") || !strings.Contains(msg, "/jit/a.elf") {
+			t.Errorf("overlap error %q does not name the winning section and object", msg)
+		}
+	}
+	for _, tc := range []struct {
+		addr uint64
+		want *Object
+	}{
+		{addr: 0x1000, want: a},
+		{addr: 0x10ff, want: a},
+		{addr: 0x1100, want: a},
+		{addr: 0x11ff, want: a},
+		{addr: 0x1200, want: b},
+		{addr: 0x12ff, want: b},
+		{addr: 0x1300, want: nil},
+	} {
+		if got, _ := set.Lookup(tc.addr); got != tc.want {
+			t.Errorf("Lookup(%#x) = %s, want %s", tc.addr, pathOf(got), pathOf(tc.want))
+		}
+	}
+
+	// The rule does not depend on the order objects are given in.
+	set2, _ := NewObjectSet([]*Object{a, b, c})
+	for addr := uint64(0xf00); addr < 0x1400; addr += 0x10 {
+		o1, s1 := set.Lookup(addr)
+		o2, s2 := set2.Lookup(addr)
+		if o1 != o2 || s1 != s2 {
+			t.Fatalf("Lookup(%#x) depends on input order: %s %v vs %s %v", addr, pathOf(o1), s1, pathOf(o2), s2)
+		}
+	}
+}

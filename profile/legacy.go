@@ -1,0 +1,153 @@
+package profile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/google/pprof/profile"
+)
+
+// Profile data as pprof reads it: optionally gzipped, then either a
+// profile.proto message or one of the legacy formats. Only legacy
+// formats carry a memory map, a copy of /proc/PID/maps:
+//
+//   - text formats (gperftools heap, growth, contention, thread; Go's
+//     legacy goroutine and threadcreate counts) put it after a line
+//     containing "MAPPED_LIBRARIES:" or "--- Memory map: ---";
+//   - the binary gperftools CPU format puts it right after the
+//     end-of-data record of its sample words.
+
+// memoryMapSentinels are the lines that start the memory map of a text
+// legacy profile; a line containing one of them starts it.
+var memoryMapSentinels = [][]byte{
+	[]byte("--- Memory map: ---"),
+	[]byte("MAPPED_LIBRARIES:"),
+}
+
+// Parse parses profile data the way pprof's profile.ParseData does, and
+// also returns the memory map of a legacy profile (nil for a proto
+// profile or a legacy one without a map), for Extend. Errors are worded
+// as ParseData's. The data is decompressed and parsed once.
+func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
+	if data, err = decompress(data); err != nil {
+		return nil, nil, err
+	}
+	// A proto profile parses as one; anything else is handed to
+	// ParseData, which tries proto again (failing as fast as before),
+	// then the legacy formats, and words the errors.
+	if p, err = profile.ParseUncompressed(data); err == nil {
+		if err := p.CheckValid(); err != nil {
+			return nil, nil, fmt.Errorf("malformed profile: %w", err)
+		}
+		return p, nil, nil
+	}
+	if p, err = profile.ParseData(data); err != nil {
+		return nil, nil, err
+	}
+	return p, LegacyMemoryMap(data), nil
+}
+
+// decompress returns data with a gzip wrapper removed, if it has one.
+func decompress(data []byte) ([]byte, error) {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data, nil
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing profile: %w", err)
+	}
+	out, err := io.ReadAll(gz)
+	if err != nil {
+		return nil, fmt.Errorf("decompressing profile: %w", err)
+	}
+	return out, nil
+}
+
+// LegacyMemoryMap returns the memory map section of uncompressed legacy
+// profile data: the text that pprof parses as /proc/PID/maps. It returns
+// nil when the data has no memory map (a proto profile, a Java profile,
+// or a legacy profile written without one).
+func LegacyMemoryMap(data []byte) []byte {
+	if m, ok := cpuMemoryMap(data); ok {
+		return m
+	}
+	rest := data
+	for len(rest) > 0 {
+		line := rest
+		next := []byte(nil)
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, next = rest[:i], rest[i+1:]
+		}
+		for _, sentinel := range memoryMapSentinels {
+			if bytes.Contains(line, sentinel) {
+				return next
+			}
+		}
+		rest = next
+	}
+	return nil
+}
+
+// cpuMemoryMap recognizes the binary gperftools CPU profile format and
+// returns the text after its end-of-data record. The format is a
+// sequence of machine words of 4 or 8 bytes, in either byte order:
+//
+//	header:  0, 3, 0, sampling period (µs), 0
+//	sample:  count, depth N, then N program counters
+//	end:     0, 1, 0
+//
+// A header whose third word is 1 is a Java CPU profile, which has no
+// memory map.
+func cpuMemoryMap(data []byte) ([]byte, bool) {
+	type wordReader struct {
+		size  int
+		order binary.ByteOrder
+	}
+	for _, wr := range []wordReader{{4, binary.LittleEndian}, {4, binary.BigEndian}, {8, binary.LittleEndian}, {8, binary.BigEndian}} {
+		word := func(b []byte, i int) (uint64, bool) {
+			off := i * wr.size
+			if off < 0 || off+wr.size > len(b) {
+				return 0, false
+			}
+			if wr.size == 4 {
+				return uint64(wr.order.Uint32(b[off:])), true
+			}
+			return wr.order.Uint64(b[off:]), true
+		}
+		var hdr [5]uint64
+		ok := true
+		for i := range hdr {
+			if hdr[i], ok = word(data, i); !ok {
+				break
+			}
+		}
+		if !ok || hdr[0] != 0 || hdr[1] != 3 || hdr[3] == 0 || hdr[4] != 0 || hdr[2] > 1 {
+			continue
+		}
+		if hdr[2] == 1 {
+			return nil, true // Java
+		}
+		b := data[5*wr.size:]
+		for len(b) > 0 {
+			count, ok1 := word(b, 0)
+			depth, ok2 := word(b, 1)
+			if !ok1 || !ok2 || depth > uint64(len(b)/wr.size) {
+				return nil, true // malformed or truncated; pprof reports it
+			}
+			n := 2 + int(depth)
+			pc0, _ := word(b, 2)
+			if n*wr.size > len(b) {
+				return nil, true
+			}
+			b = b[n*wr.size:]
+			if count == 0 && depth == 1 && pc0 == 0 {
+				return b, true
+			}
+		}
+		return nil, true // no end-of-data record: no map
+	}
+	return nil, false
+}

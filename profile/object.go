@@ -1,0 +1,279 @@
+package profile
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// An Object is one JIT object: NAME.elf, the relocatable object with
+// load addresses in its section headers, and optionally NAME.meta.
+type Object struct {
+	// Path is the absolute path of NAME.elf.
+	Path string
+	// Meta is the absolute path of NAME.meta, or "" if there is none.
+	Meta string
+	// Sections are the object's loaded, non-empty executable sections,
+	// sorted by Start. Their addresses come from the section headers of
+	// the ELF file, checked against the .meta file when there is one.
+	Sections []Section
+}
+
+// An ObjectError reports a problem with one JIT object or directory.
+// The object is left out of its ObjectSet; the rest is unaffected.
+type ObjectError struct {
+	File string // the .elf, .meta or directory at fault
+	Err  error  // what was wrong
+}
+
+func (e *ObjectError) Error() string { return e.File + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+// Extensions of the two files of a JIT object.
+const (
+	elfExt  = ".elf"
+	metaExt = ".meta"
+)
+
+// objectFiles lists the JIT objects of one directory: the stems of files
+// named STEM.elf or STEM.meta, with the paths of those that exist.
+type objectFiles struct {
+	elf, meta string
+}
+
+// scanDir returns the JIT object file pairs of dir, sorted by name.
+func scanDir(dir string) ([]objectFiles, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	byStem := map[string]*objectFiles{}
+	var stems []string
+	for _, e := range entries {
+		name := e.Name()
+		ext := filepath.Ext(name)
+		if (ext != elfExt && ext != metaExt) || e.IsDir() {
+			continue
+		}
+		stem := strings.TrimSuffix(name, ext)
+		of := byStem[stem]
+		if of == nil {
+			of = &objectFiles{}
+			byStem[stem] = of
+			stems = append(stems, stem)
+		}
+		if ext == elfExt {
+			of.elf = filepath.Join(dir, name)
+		} else {
+			of.meta = filepath.Join(dir, name)
+		}
+	}
+	slices.Sort(stems)
+	out := make([]objectFiles, len(stems))
+	for i, s := range stems {
+		out[i] = *byStem[s]
+	}
+	return out, nil
+}
+
+// HasObjects reports whether dir holds any JIT object file (NAME.elf or
+// NAME.meta). It reads only the directory listing.
+func HasObjects(dir string) bool {
+	files, err := scanDir(dir)
+	return err == nil && len(files) > 0
+}
+
+// Load reads the JIT objects of the given directories into an
+// ObjectSet. Objects are read concurrently. A directory that cannot be
+// read or holds no object, and an object that is broken (a .meta without
+// its .elf, an ELF that is truncated or not relocatable, a .meta that
+// does not parse or contradicts its ELF), yields an *ObjectError in the
+// returned list and is left out; everything else is loaded. Overlapping
+// sections are reported the same way and resolved as documented on
+// ObjectSet.
+func Load(dirs []string) (*ObjectSet, []error) {
+	var errs []error
+	var files []objectFiles
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			errs = append(errs, &ObjectError{File: dir, Err: err})
+			continue
+		}
+		fs, err := scanDir(abs)
+		switch {
+		case err != nil:
+			errs = append(errs, &ObjectError{File: dir, Err: fmt.Errorf("reading JIT object directory: %w", unwrapPathError(err))})
+		case len(fs) == 0:
+			errs = append(errs, &ObjectError{File: dir, Err: errors.New("no JIT objects (NAME.elf, NAME.meta) in this directory")})
+		}
+		files = append(files, fs...)
+	}
+
+	objs := make([]*Object, len(files))
+	objErrs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			objs[i], objErrs[i] = loadObject(f)
+		}()
+	}
+	wg.Wait()
+
+	var loaded []*Object
+	for i := range files {
+		if objErrs[i] != nil {
+			errs = append(errs, objErrs[i])
+			continue
+		}
+		loaded = append(loaded, objs[i])
+	}
+	set, overlaps := NewObjectSet(loaded)
+	set.Dirs = dirs
+	return set, append(errs, overlaps...)
+}
+
+// loadObject reads one object's section table from its ELF file, and
+// checks it against the .meta file if there is one.
+func loadObject(f objectFiles) (*Object, error) {
+	if f.elf == "" {
+		return nil, &ObjectError{File: f.meta, Err: fmt.Errorf("no %s beside it; its sections stay unsymbolized",
+			filepath.Base(strings.TrimSuffix(f.meta, metaExt)+elfExt))}
+	}
+	obj := &Object{Path: f.elf, Meta: f.meta}
+	all, err := readELFSections(f.elf)
+	if err != nil {
+		return nil, &ObjectError{File: f.elf, Err: err}
+	}
+	if f.meta != "" {
+		if err := checkMeta(f.meta, all); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range all {
+		if s.exec && s.Start != 0 && s.Size != 0 {
+			obj.Sections = append(obj.Sections, s.Section)
+		}
+	}
+	if len(obj.Sections) == 0 {
+		return nil, &ObjectError{File: f.elf, Err: errors.New("no loaded executable section with code " +
+			"(every SHF_EXECINSTR section has address 0 or size 0): not a JIT debug object?")}
+	}
+	slices.SortFunc(obj.Sections, func(a, b Section) int { return cmpSection(a, b) })
+	return obj, nil
+}
+
+// elfSection is a section of the ELF file with its executable flag.
+type elfSection struct {
+	Section
+	exec bool
+}
+
+// readELFSections returns the sections of a relocatable ELF file with
+// their load addresses (sh_addr); exec marks allocated code sections.
+func readELFSections(path string) ([]elfSection, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid ELF file: %w", unwrapPathError(err))
+	}
+	defer f.Close()
+	if f.Type != elf.ET_REL {
+		return nil, fmt.Errorf("is an %v file, not a relocatable (ET_REL) JIT object", f.Type)
+	}
+	var out []elfSection
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NULL {
+			continue
+		}
+		if s.Size > ^uint64(0)-s.Addr {
+			return nil, fmt.Errorf("section %s: address %#x + size %#x wraps around the address space", s.Name, s.Addr, s.Size)
+		}
+		out = append(out, elfSection{
+			Section: Section{Name: s.Name, Start: s.Addr, Size: s.Size},
+			exec:    s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) == elf.SHF_ALLOC|elf.SHF_EXECINSTR,
+		})
+	}
+	return out, nil
+}
+
+// checkMeta parses the .meta file and checks that it agrees with the
+// ELF's section headers: every loaded section it lists is an allocated
+// section of the ELF at the same address and with the same size, and
+// every loaded executable section of the ELF is listed.
+func checkMeta(path string, elfSecs []elfSection) error {
+	fail := func(err error) error { return &ObjectError{File: path, Err: err} }
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(unwrapPathError(err))
+	}
+	defer f.Close()
+	meta, err := ParseMeta(f)
+	if err != nil {
+		return fail(err)
+	}
+	type key struct {
+		name        string
+		start, size uint64
+	}
+	inELF := map[key]int{}
+	for _, s := range elfSecs {
+		if s.Start != 0 {
+			inELF[key{s.Name, s.Start, s.Size}]++
+		}
+	}
+	inMeta := map[key]int{}
+	for _, s := range meta {
+		if s.Start == 0 {
+			continue
+		}
+		k := key{s.Name, s.Start, s.Size}
+		if inELF[k] == 0 {
+			return fail(fmt.Errorf("section %s at %#x size %#x disagrees with %s: %s",
+				s.Name, s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name)))
+		}
+		inMeta[k]++
+	}
+	for _, s := range elfSecs {
+		if s.exec && s.Start != 0 && s.Size != 0 && inMeta[key{s.Name, s.Start, s.Size}] == 0 {
+			return fail(fmt.Errorf("does not list executable section %s at %#x size %#x of %s",
+				s.Name, s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt)))
+		}
+	}
+	return nil
+}
+
+// describeELFSection says where the ELF has sections named name.
+func describeELFSection(secs []elfSection, name string) string {
+	var where []string
+	for _, s := range secs {
+		if s.Name == name {
+			where = append(where, fmt.Sprintf("at %#x size %#x", s.Start, s.Size))
+		}
+	}
+	if len(where) == 0 {
+		return "the ELF has no section of that name"
+	}
+	return "the ELF has it " + strings.Join(where, ", ")
+}
+
+// unwrapPathError drops the *os.PathError wrapper, whose path the
+// caller already reports.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
