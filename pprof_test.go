@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// runAsPProf tells the test binary to be the pprof command: the tests run
+// the real command, the way Go's cmd/pprof tests do, without building it.
+const runAsPProf = "JITPPROF_TEST_RUN_AS_PPROF"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsPProf) == "1" {
+		main()
+		os.Exit(0)
+	}
+	code := m.Run()
+	if upstreamBuild.path != "" {
+		os.RemoveAll(filepath.Dir(upstreamBuild.path))
+	}
+	os.Exit(code)
+}
+
+// result is what one pprof run printed.
+type result struct {
+	stdout, stderr []byte
+	err            error
+}
+
+// pprofCmd returns a command running this repository's pprof with args,
+// in directory dir, with a clean environment for pprof (no PPROF_*
+// variables, HOME in a temporary directory) plus env.
+func pprofCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(t), runAsPProf+"=1")
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// cleanEnv returns the environment without the variables pprof and
+// jitpprof read, and with HOME and PPROF_TMPDIR in a temporary directory.
+func cleanEnv(t *testing.T) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if bytes.HasPrefix([]byte(kv), []byte("PPROF_")) || bytes.HasPrefix([]byte(kv), []byte("HOME=")) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	home := t.TempDir()
+	return append(env, "HOME="+home, "PPROF_TMPDIR="+filepath.Join(home, "pprof"))
+}
+
+func run(cmd *exec.Cmd) result {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return result{stdout: stdout.Bytes(), stderr: stderr.Bytes(), err: err}
+}
+
+// exitCode returns the exit status of a finished command, or -1.
+func (r result) exitCode() int {
+	if r.err == nil {
+		return 0
+	}
+	if ee, ok := r.err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+var upstreamBuild struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// upstreamPProf builds upstream pprof, at the version go.mod requires,
+// once per test binary, and returns its path.
+func upstreamPProf(t *testing.T) string {
+	t.Helper()
+	testenv.UpstreamDir(t) // the module must be in the cache
+	upstreamBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "upstream-pprof")
+		if err != nil {
+			upstreamBuild.err = err
+			return
+		}
+		upstreamBuild.path = filepath.Join(dir, "pprof")
+		cmd := exec.Command("go", "build", "-o", upstreamBuild.path, "github.com/google/pprof")
+		upstreamBuild.out, upstreamBuild.err = cmd.CombinedOutput()
+	})
+	if upstreamBuild.err != nil {
+		t.Fatalf("building upstream pprof: %v\n%s", upstreamBuild.err, upstreamBuild.out)
+	}
+	return upstreamBuild.path
+}
