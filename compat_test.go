@@ -46,6 +46,9 @@ func TestSameOutputAsUpstream(t *testing.T) {
 		{"-text", "-files"},
 		{"-top", "-symbolize=none"},
 		{"-proto", "-output", "OUT"},
+		{"-top", "-base", "SELF"},
+		{"-top", "-diff_base", "SELF"},
+		{"-raw", "SELF"}, // two sources, merged
 	}
 	work := t.TempDir()
 	for _, prof := range profiles {
@@ -56,8 +59,11 @@ func TestSameOutputAsUpstream(t *testing.T) {
 				args := func(path string) []string {
 					a := append([]string(nil), out...)
 					for i := range a {
-						if a[i] == "OUT" {
+						switch a[i] {
+						case "OUT":
 							a[i] = path
+						case "SELF":
+							a[i] = prof
 						}
 					}
 					return append(a, prof)
