@@ -1,0 +1,56 @@
+package elfrel
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoDWARF is wrapped by the error [File.DWARF] returns when the object
+// has no .debug_info section. Test for it with [errors.Is].
+var ErrNoDWARF = errors.New("no DWARF debug information")
+
+// A FormatError reports that an object is malformed: a header field, a
+// section or a relocation is out of range or inconsistent.
+type FormatError struct {
+	File    string // name of the object, as given to Open or NewFile
+	Section string // section the problem is in; "" for the ELF header or the section header table
+	Off     int64  // byte offset in Section, or in the file when Section is ""; -1 if unknown
+	Msg     string // what is wrong
+	Err     error  // underlying error, or nil
+}
+
+func (e *FormatError) Error() string {
+	s := e.File + ": "
+	if e.Section != "" {
+		s += "section " + e.Section + ": "
+	}
+	s += e.Msg
+	if e.Off >= 0 {
+		s += fmt.Sprintf(" at offset %#x", e.Off)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// An UnsupportedError reports a well-formed object that this package does
+// not read: another ELF class, file type or machine, a relocation type it
+// does not apply, or a compressed debug section. Callers can fall back to
+// an external symbolizer.
+type UnsupportedError struct {
+	File    string // name of the object
+	Section string // section concerned, or ""
+	Msg     string // what is not supported
+}
+
+func (e *UnsupportedError) Error() string {
+	s := e.File + ": "
+	if e.Section != "" {
+		s += "section " + e.Section + ": "
+	}
+	return s + "unsupported: " + e.Msg
+}

@@ -1,0 +1,307 @@
+// Package elfrel reads relocatable ELF objects (ET_REL) whose section
+// headers carry load addresses, as JIT hosts dump them, and returns their
+// DWARF debug sections with relocations applied for those addresses.
+//
+// LLVM's RuntimeDyld (MCJIT) loads each section of a relocatable object at
+// its own address, and the object it hands to debuggers is the original
+// ET_REL file with every loaded section's sh_addr rewritten to that address.
+// Symbol values stay section-relative. Go's debug/elf applies DWARF
+// relocations with the symbol value alone (S = st_value), so every address
+// in such an object's DWARF comes out as an offset from its own section. This
+// package adds the section address of SHF_ALLOC sections; see
+// [File.SymbolAddr] for the exact rule.
+//
+// Only ELFCLASS64 objects for x86-64 and AArch64 (either byte order) are
+// read; others give an [*UnsupportedError]. Headers are validated before
+// anything is allocated from them, so allocation stays bounded by the file
+// size whatever counts the headers claim.
+package elfrel
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Sizes of ELF64 structures.
+const (
+	ehdrSize  = 64 // Elf64_Ehdr
+	shdrSize  = 64 // Elf64_Shdr
+	symSize   = 24 // Elf64_Sym
+	relaSize  = 24 // Elf64_Rela
+	relSize   = 16 // Elf64_Rel
+	shnXindex = 0xffff
+)
+
+// A File is an open relocatable ELF object. Its methods read from the
+// underlying [io.ReaderAt] on demand; they may be called concurrently if
+// the ReaderAt allows it (an *os.File does).
+type File struct {
+	Name      string           // name used in errors
+	ByteOrder binary.ByteOrder // byte order of the object
+	Machine   elf.Machine      // elf.EM_X86_64 or elf.EM_AARCH64
+
+	// Sections lists the section headers in file order: Sections[i] is
+	// section header i, and Sections[0] is the null section.
+	Sections []Section
+
+	r      io.ReaderAt
+	size   int64
+	closer io.Closer
+}
+
+// A Section is one section header. For a section the JIT host loaded,
+// Addr is its run-time address; otherwise Addr is usually 0.
+type Section struct {
+	Name      string
+	Type      elf.SectionType
+	Flags     elf.SectionFlag
+	Addr      uint64 // sh_addr
+	Offset    uint64 // sh_offset: position of the contents in the file
+	Size      uint64 // sh_size
+	Link      uint32 // sh_link
+	Info      uint32 // sh_info
+	Addralign uint64
+	Entsize   uint64
+}
+
+// Open opens the named file with [os.Open] and reads it with [NewFile].
+// The caller must Close the returned File.
+func Open(name string) (*File, error) {
+	fd, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fd.Stat()
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	f, err := NewFile(fd, st.Size(), name)
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	f.closer = fd
+	return f, nil
+}
+
+// Close closes the file if it was opened by [Open]; otherwise it does
+// nothing.
+func (f *File) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	err := f.closer.Close()
+	f.closer = nil
+	return err
+}
+
+// NewFile reads and validates the ELF header and section header table of
+// the size-byte object in r; name is used in errors only. It reads two
+// regions: the section header table and the section name table.
+func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
+	f := &File{Name: name, r: r, size: size}
+	if size < ehdrSize {
+		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF64 header", size)
+	}
+	var hdr [ehdrSize]byte
+	if _, err := r.ReadAt(hdr[:], 0); err != nil {
+		return nil, &FormatError{File: name, Off: 0, Msg: "cannot read the ELF header", Err: err}
+	}
+	if !bytes.Equal(hdr[:4], []byte(elf.ELFMAG)) {
+		return nil, f.formatErr("", 0, "bad magic number %q", hdr[:4])
+	}
+	switch elf.Class(hdr[elf.EI_CLASS]) {
+	case elf.ELFCLASS64:
+	case elf.ELFCLASS32:
+		return nil, &UnsupportedError{File: name, Msg: "ELFCLASS32 object"}
+	default:
+		return nil, f.formatErr("", elf.EI_CLASS, "unknown ELF class %d", hdr[elf.EI_CLASS])
+	}
+	switch elf.Data(hdr[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		f.ByteOrder = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		f.ByteOrder = binary.BigEndian
+	default:
+		return nil, f.formatErr("", elf.EI_DATA, "unknown ELF data encoding %d", hdr[elf.EI_DATA])
+	}
+	if v := hdr[elf.EI_VERSION]; v != byte(elf.EV_CURRENT) {
+		return nil, f.formatErr("", elf.EI_VERSION, "unknown ELF version %d", v)
+	}
+	bo := f.ByteOrder
+	if t := elf.Type(bo.Uint16(hdr[16:])); t != elf.ET_REL {
+		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("ELF type %v, want ET_REL", t)}
+	}
+	f.Machine = elf.Machine(bo.Uint16(hdr[18:]))
+	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 {
+		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("machine %v", f.Machine)}
+	}
+	if v := bo.Uint32(hdr[20:]); v != uint32(elf.EV_CURRENT) {
+		return nil, f.formatErr("", 20, "unknown e_version %d", v)
+	}
+	if n := bo.Uint16(hdr[52:]); n != ehdrSize {
+		return nil, f.formatErr("", 52, "e_ehsize is %d, want %d", n, ehdrSize)
+	}
+	shoff := bo.Uint64(hdr[40:])
+	shentsize := bo.Uint16(hdr[58:])
+	shnum := uint64(bo.Uint16(hdr[60:]))
+	shstrndx := uint32(bo.Uint16(hdr[62:]))
+	if shoff == 0 {
+		if shnum != 0 {
+			return nil, f.formatErr("", 60, "e_shnum is %d but e_shoff is 0", shnum)
+		}
+		return f, nil // no sections at all
+	}
+	if shentsize != shdrSize {
+		return nil, f.formatErr("", 58, "e_shentsize is %d, want %d", shentsize, shdrSize)
+	}
+	if shoff > uint64(size) || uint64(size)-shoff < shdrSize {
+		return nil, f.formatErr("", 40, "section header table offset %#x is past the end of the file (%d bytes)", shoff, size)
+	}
+	var sh0 [shdrSize]byte
+	if _, err := r.ReadAt(sh0[:], int64(shoff)); err != nil {
+		return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read section header 0", Err: err}
+	}
+	if shnum == 0 { // extended numbering: the count is in section 0's sh_size
+		shnum = bo.Uint64(sh0[32:])
+	}
+	if shstrndx == shnXindex { // extended numbering: the index is in section 0's sh_link
+		shstrndx = bo.Uint32(sh0[40:])
+	}
+	if shnum == 0 {
+		return nil, f.formatErr("", int64(shoff), "section header table has no entries")
+	}
+	if max := (uint64(size) - shoff) / shdrSize; shnum > max {
+		return nil, f.formatErr("", int64(shoff), "%d section headers do not fit in the %d bytes after the table offset", shnum, uint64(size)-shoff)
+	}
+	if uint64(shstrndx) >= shnum {
+		return nil, f.formatErr("", 62, "section name table index %d out of range (%d sections)", shstrndx, shnum)
+	}
+	table := make([]byte, shnum*shdrSize)
+	if _, err := r.ReadAt(table, int64(shoff)); err != nil {
+		return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read the section header table", Err: err}
+	}
+	f.Sections = make([]Section, shnum)
+	for i := range f.Sections {
+		if err := f.parseSectionHeader(i, table[i*shdrSize:(i+1)*shdrSize], int64(shoff)); err != nil {
+			return nil, err
+		}
+	}
+	return f, f.nameSections(table, int(shstrndx), int64(shoff))
+}
+
+// parseSectionHeader decodes and validates section header i from b, which
+// starts at file offset tableOff + i*shdrSize.
+func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
+	bo := f.ByteOrder
+	s := &f.Sections[i]
+	s.Type = elf.SectionType(bo.Uint32(b[4:]))
+	s.Flags = elf.SectionFlag(bo.Uint64(b[8:]))
+	s.Addr = bo.Uint64(b[16:])
+	s.Offset = bo.Uint64(b[24:])
+	s.Size = bo.Uint64(b[32:])
+	s.Link = bo.Uint32(b[40:])
+	s.Info = bo.Uint32(b[44:])
+	s.Addralign = bo.Uint64(b[48:])
+	s.Entsize = bo.Uint64(b[56:])
+	if i == 0 {
+		return nil // holds extended counts, not a section
+	}
+	off := tableOff + int64(i)*shdrSize
+	if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL {
+		if s.Offset > uint64(f.size) || s.Size > uint64(f.size)-s.Offset {
+			return f.formatErr("", off, "section %d contents [%#x, +%#x) extend past the end of the file (%d bytes)", i, s.Offset, s.Size, f.size)
+		}
+	}
+	n := uint32(len(f.Sections))
+	switch s.Type {
+	case elf.SHT_SYMTAB, elf.SHT_SYMTAB_SHNDX:
+		if s.Link >= n {
+			return f.formatErr("", off, "section %d links to section %d (%d sections)", i, s.Link, n)
+		}
+	case elf.SHT_REL, elf.SHT_RELA:
+		if s.Link >= n || s.Info >= n {
+			return f.formatErr("", off, "relocation section %d refers to sections %d and %d (%d sections)", i, s.Link, s.Info, n)
+		}
+	}
+	return nil
+}
+
+// nameSections reads the section name table and sets every section's Name.
+func (f *File) nameSections(table []byte, shstrndx int, tableOff int64) error {
+	if shstrndx == 0 {
+		return nil // no names
+	}
+	st := &f.Sections[shstrndx]
+	if st.Type != elf.SHT_STRTAB {
+		return f.formatErr("", tableOff+int64(shstrndx)*shdrSize, "section name table %d has type %v, want SHT_STRTAB", shstrndx, st.Type)
+	}
+	data, err := f.SectionData(shstrndx)
+	if err != nil {
+		return err
+	}
+	names := string(data) // one allocation; names below are substrings of it
+	for i := 1; i < len(f.Sections); i++ {
+		off := f.ByteOrder.Uint32(table[i*shdrSize:])
+		name, ok := cstring(names, off)
+		if !ok {
+			return f.formatErr("", tableOff+int64(i)*shdrSize, "section %d name offset %#x is outside the name table (%d bytes) or unterminated", i, off, len(names))
+		}
+		f.Sections[i].Name = name
+	}
+	return nil
+}
+
+// cstring returns the NUL-terminated string at off in tab.
+func cstring(tab string, off uint32) (string, bool) {
+	if uint64(off) >= uint64(len(tab)) {
+		return "", false
+	}
+	s := tab[off:]
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return s[:i], true
+		}
+	}
+	return "", false
+}
+
+// SectionData reads the contents of section i into a new slice. It
+// returns an empty slice for SHT_NOBITS and SHT_NULL sections.
+func (f *File) SectionData(i int) ([]byte, error) {
+	if i <= 0 || i >= len(f.Sections) {
+		return nil, f.formatErr("", -1, "section index %d out of range (%d sections)", i, len(f.Sections))
+	}
+	s := &f.Sections[i]
+	if s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL || s.Size == 0 {
+		return []byte{}, nil
+	}
+	// NewFile checked that the contents lie within the file.
+	data := make([]byte, s.Size)
+	if _, err := f.r.ReadAt(data, int64(s.Offset)); err != nil {
+		return nil, &FormatError{File: f.Name, Section: s.Name, Off: 0, Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", s.Size, s.Offset), Err: err}
+	}
+	return data, nil
+}
+
+// Section returns the index of the first section with the given name, or
+// -1. It scans the section headers: linear in their number.
+func (f *File) Section(name string) int {
+	for i := 1; i < len(f.Sections); i++ {
+		if f.Sections[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// formatErr returns a *FormatError about section sec (or the headers when
+// sec is "").
+func (f *File) formatErr(sec string, off int64, format string, args ...any) error {
+	return &FormatError{File: f.Name, Section: sec, Off: off, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,237 @@
+package elfrel
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const textAddr = 0x7f0000001000
+
+// relocObject returns an x86-64 or AArch64 object with a loaded text
+// section, a .debug_str at debugStrAddr, symbols of every kind, and the
+// given relocations against .debug_info (64 zero bytes).
+func relocObject(m elf.Machine, debugStrAddr uint64, relas []testRela) *testObject {
+	bo := binary.LittleEndian
+	symtab, strtab := symtabData(bo, []testSym{
+		{info: byte(elf.STT_SECTION), shndx: 1},                                                                     // 1: .text.foo
+		{name: "foo", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: 1, value: 0x10, size: 0x10},           // 2
+		{info: byte(elf.STT_SECTION), shndx: 3},                                                                     // 3: .debug_str
+		{name: "abs", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE), shndx: uint16(elf.SHN_ABS), value: 0x1234}, // 4
+		{name: "undef", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE)},                                          // 5
+	})
+	return &testObject{machine: m, order: bo, sections: []testSection{
+		{name: ".text.foo", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: textAddr, data: make([]byte, 32)},
+		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 64)},
+		{name: ".debug_str", typ: elf.SHT_PROGBITS, addr: debugStrAddr, data: []byte("hello\x00world\x00")},
+		{name: ".rela.debug_info", typ: elf.SHT_RELA, flags: elf.SHF_INFO_LINK, link: 5, info: 2, entsize: relaSize, data: relaData(bo, relas)},
+		{name: ".symtab", typ: elf.SHT_SYMTAB, link: 6, entsize: symSize, data: symtab},
+		{name: ".strtab", typ: elf.SHT_STRTAB, data: strtab},
+	}}
+}
+
+func newTestFile(t *testing.T, data []byte) *File {
+	t.Helper()
+	f, err := NewFile(bytes.NewReader(data), int64(len(data)), "t.o")
+	if err != nil {
+		t.Fatalf("NewFile: %v", err)
+	}
+	return f
+}
+
+func TestSections(t *testing.T) {
+	o := relocObject(elf.EM_X86_64, 0, nil)
+	f := newTestFile(t, o.bytes())
+	if got, want := len(f.Sections), 8; got != want {
+		t.Fatalf("got %d sections, want %d", got, want)
+	}
+	tests := []struct {
+		name  string
+		index int
+		addr  uint64
+		flags elf.SectionFlag
+		typ   elf.SectionType
+	}{
+		{name: ".text.foo", index: 1, addr: textAddr, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, typ: elf.SHT_PROGBITS},
+		{name: ".debug_str", index: 3, typ: elf.SHT_PROGBITS},
+		{name: ".rela.debug_info", index: 4, flags: elf.SHF_INFO_LINK, typ: elf.SHT_RELA},
+		{name: ".shstrtab", index: 7, typ: elf.SHT_STRTAB},
+		{name: ".nonexistent", index: -1},
+	}
+	for _, tt := range tests {
+		i := f.Section(tt.name)
+		if i != tt.index {
+			t.Errorf("Section(%q) = %d, want %d", tt.name, i, tt.index)
+			continue
+		}
+		if i < 0 {
+			continue
+		}
+		s := f.Sections[i]
+		if s.Name != tt.name || s.Addr != tt.addr || s.Flags != tt.flags || s.Type != tt.typ {
+			t.Errorf("section %d: got {%q %#x %v %v}, want {%q %#x %v %v}", i, s.Name, s.Addr, s.Flags, s.Type, tt.name, tt.addr, tt.flags, tt.typ)
+		}
+	}
+	data, err := f.SectionData(3)
+	if err != nil || string(data) != "hello\x00world\x00" {
+		t.Errorf("SectionData(3) = %q, %v; want %q, nil", data, err, "hello\x00world\x00")
+	}
+}
+
+func TestSymbols(t *testing.T) {
+	f := newTestFile(t, relocObject(elf.EM_X86_64, 0x500000, nil).bytes())
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		index   int
+		name    string
+		section int
+		typ     elf.SymType
+		addr    uint64 // SymbolAddr
+	}{
+		{index: 0, name: "", section: 0, typ: elf.STT_NOTYPE, addr: 0},
+		{index: 1, name: "", section: 1, typ: elf.STT_SECTION, addr: textAddr},
+		{index: 2, name: "foo", section: 1, typ: elf.STT_FUNC, addr: textAddr + 0x10},
+		{index: 3, name: "", section: 3, typ: elf.STT_SECTION, addr: 0}, // non-SHF_ALLOC: sh_addr ignored
+		{index: 4, name: "abs", section: 0, typ: elf.STT_NOTYPE, addr: 0x1234},
+		{index: 5, name: "undef", section: 0, typ: elf.STT_NOTYPE, addr: 0},
+	}
+	if len(syms) != len(tests) {
+		t.Fatalf("got %d symbols, want %d", len(syms), len(tests))
+	}
+	for _, tt := range tests {
+		s := &syms[tt.index]
+		if s.Name != tt.name || s.Section != tt.section || s.Type() != tt.typ || f.SymbolAddr(s) != tt.addr {
+			t.Errorf("symbol %d: got {%q %d %v %#x}, want {%q %d %v %#x}", tt.index, s.Name, s.Section, s.Type(), f.SymbolAddr(s), tt.name, tt.section, tt.typ, tt.addr)
+		}
+	}
+}
+
+// TestHeaderErrors corrupts one field of a valid object at a time.
+func TestHeaderErrors(t *testing.T) {
+	good := relocObject(elf.EM_X86_64, 0, nil).bytes()
+	bo := binary.LittleEndian
+	shoff := bo.Uint64(good[40:])
+	tests := []struct {
+		name        string
+		edit        func(b []byte) []byte
+		unsupported bool   // want *UnsupportedError, else *FormatError
+		want        string // in the message
+	}{
+		{name: "truncated", edit: func(b []byte) []byte { return b[:10] }, want: "too short"},
+		{name: "magic", edit: func(b []byte) []byte { b[1] = 'X'; return b }, want: "bad magic"},
+		{name: "class32", edit: func(b []byte) []byte { b[elf.EI_CLASS] = byte(elf.ELFCLASS32); return b }, unsupported: true, want: "ELFCLASS32"},
+		{name: "class", edit: func(b []byte) []byte { b[elf.EI_CLASS] = 9; return b }, want: "unknown ELF class"},
+		{name: "data", edit: func(b []byte) []byte { b[elf.EI_DATA] = 9; return b }, want: "data encoding"},
+		{name: "ET_DYN", edit: func(b []byte) []byte { bo.PutUint16(b[16:], uint16(elf.ET_DYN)); return b }, unsupported: true, want: "want ET_REL"},
+		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_386)); return b }, unsupported: true, want: "EM_386"},
+		{name: "shentsize", edit: func(b []byte) []byte { bo.PutUint16(b[58:], 40); return b }, want: "e_shentsize"},
+		{name: "shoff past end", edit: func(b []byte) []byte { bo.PutUint64(b[40:], 1<<40); return b }, want: "past the end"},
+		{name: "shnum too large", edit: func(b []byte) []byte { bo.PutUint16(b[60:], 0xfeff); return b }, want: "do not fit"},
+		{name: "extended shnum too large", edit: func(b []byte) []byte {
+			bo.PutUint16(b[60:], 0)
+			bo.PutUint64(b[shoff+32:], 1<<40) // section 0 sh_size
+			return b
+		}, want: "do not fit"},
+		{name: "shstrndx", edit: func(b []byte) []byte { bo.PutUint16(b[62:], 200); return b }, want: "name table index"},
+		{name: "section past end", edit: func(b []byte) []byte { bo.PutUint64(b[shoff+2*shdrSize+32:], 1<<20); return b }, want: "extend past the end"},
+		{name: "section offset overflow", edit: func(b []byte) []byte {
+			bo.PutUint64(b[shoff+2*shdrSize+24:], ^uint64(0)-4)
+			return b
+		}, want: "extend past the end"},
+		{name: "name offset", edit: func(b []byte) []byte { bo.PutUint32(b[shoff+2*shdrSize:], 1<<20); return b }, want: "name offset"},
+		{name: "name table type", edit: func(b []byte) []byte { bo.PutUint32(b[shoff+7*shdrSize+4:], uint32(elf.SHT_PROGBITS)); return b }, want: "want SHT_STRTAB"},
+		{name: "rela link", edit: func(b []byte) []byte { bo.PutUint32(b[shoff+4*shdrSize+40:], 99); return b }, want: "refers to sections"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := tt.edit(bytes.Clone(good))
+			_, err := NewFile(bytes.NewReader(data), int64(len(data)), "t.o")
+			checkErr(t, err, tt.unsupported, tt.want)
+		})
+	}
+}
+
+// checkErr checks that err is the wanted type, names the file and says
+// what was wrong.
+func checkErr(t *testing.T, err error, unsupported bool, want string) {
+	t.Helper()
+	var fe *FormatError
+	var ue *UnsupportedError
+	switch {
+	case err == nil:
+		t.Fatalf("got no error, want one containing %q", want)
+	case unsupported && !errors.As(err, &ue):
+		t.Fatalf("got %T %v, want *UnsupportedError", err, err)
+	case !unsupported && !errors.As(err, &fe):
+		t.Fatalf("got %T %v, want *FormatError", err, err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "t.o: ") || !strings.Contains(msg, want) {
+		t.Errorf("got error %q, want it to start with %q and contain %q", msg, "t.o: ", want)
+	}
+}
+
+func TestSymbolErrors(t *testing.T) {
+	bo := binary.LittleEndian
+	tests := []struct {
+		name string
+		edit func(o *testObject)
+		want string
+	}{
+		{name: "entsize", edit: func(o *testObject) { o.sections[4].entsize = 16 }, want: "entry size"},
+		{name: "strtab type", edit: func(o *testObject) { o.sections[4].link = 3 }, want: "want SHT_STRTAB"},
+		{name: "name offset", edit: func(o *testObject) { bo.PutUint32(o.sections[4].data[2*symSize:], 1<<20) }, want: "name offset"},
+		{name: "section index", edit: func(o *testObject) { bo.PutUint16(o.sections[4].data[2*symSize+6:], 300) }, want: "section index 300"},
+		{name: "xindex without table", edit: func(o *testObject) { bo.PutUint16(o.sections[4].data[2*symSize+6:], shnXindex) }, want: "SHT_SYMTAB_SHNDX"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := relocObject(elf.EM_X86_64, 0, nil)
+			tt.edit(o)
+			f := newTestFile(t, o.bytes())
+			_, err := f.Symbols()
+			checkErr(t, err, false, tt.want)
+			if !strings.Contains(err.Error(), "section .symtab") {
+				t.Errorf("got error %q, want it to name section .symtab", err)
+			}
+		})
+	}
+}
+
+// TestExtendedNumbering checks SHN_XINDEX and the section count and name
+// table index kept in section 0.
+func TestExtendedNumbering(t *testing.T) {
+	bo := binary.LittleEndian
+	o := relocObject(elf.EM_X86_64, 0, nil)
+	// Symbol 2 (foo) gets its section from a SHT_SYMTAB_SHNDX table.
+	bo.PutUint16(o.sections[4].data[2*symSize+6:], shnXindex)
+	xindex := make([]byte, 4*6)
+	bo.PutUint32(xindex[2*4:], 1)
+	o.sections = append(o.sections, testSection{name: ".symtab_shndx", typ: elf.SHT_SYMTAB_SHNDX, link: 5, entsize: 4, data: xindex})
+	data := o.bytes()
+	shoff := bo.Uint64(data[40:])
+	bo.PutUint64(data[shoff+32:], uint64(bo.Uint16(data[60:]))) // count in section 0
+	bo.PutUint32(data[shoff+40:], uint32(bo.Uint16(data[62:]))) // name table index in section 0
+	bo.PutUint16(data[60:], 0)
+	bo.PutUint16(data[62:], shnXindex)
+
+	f := newTestFile(t, data)
+	if got, want := f.Sections[1].Name, ".text.foo"; got != want {
+		t.Errorf("section 1 is %q, want %q", got, want)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := syms[2].Section, 1; got != want {
+		t.Errorf("symbol foo in section %d, want %d", got, want)
+	}
+	if got, want := f.SymbolAddr(&syms[2]), uint64(textAddr+0x10); got != want {
+		t.Errorf("SymbolAddr(foo) = %#x, want %#x", got, want)
+	}
+}

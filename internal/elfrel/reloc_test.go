@@ -1,0 +1,173 @@
+package elfrel
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// Symbol indexes in relocObject.
+const (
+	symText     = 1
+	symFoo      = 2
+	symDebugStr = 3
+	symAbs      = 4
+	symUndef    = 5
+)
+
+func TestRelocations(t *testing.T) {
+	x86 := func(r elf.R_X86_64) uint32 { return uint32(r) }
+	arm := func(r elf.R_AARCH64) uint32 { return uint32(r) }
+	tests := []struct {
+		name    string
+		machine elf.Machine
+		rela    testRela
+		width   int
+		want    uint64
+	}{
+		{name: "x86 64 section symbol", machine: elf.EM_X86_64, rela: testRela{off: 0, sym: symText, typ: x86(elf.R_X86_64_64), addend: 8}, width: 8, want: textAddr + 8},
+		{name: "x86 64 function symbol", machine: elf.EM_X86_64, rela: testRela{off: 8, sym: symFoo, typ: x86(elf.R_X86_64_64), addend: 4}, width: 8, want: textAddr + 0x14},
+		{name: "x86 32 debug_str ignores sh_addr", machine: elf.EM_X86_64, rela: testRela{off: 16, sym: symDebugStr, typ: x86(elf.R_X86_64_32), addend: 6}, width: 4, want: 6},
+		{name: "x86 32 truncates", machine: elf.EM_X86_64, rela: testRela{off: 16, sym: symText, typ: x86(elf.R_X86_64_32)}, width: 4, want: textAddr & 0xffffffff},
+		{name: "x86 32S absolute", machine: elf.EM_X86_64, rela: testRela{off: 20, sym: symAbs, typ: x86(elf.R_X86_64_32S), addend: 1}, width: 4, want: 0x1235},
+		{name: "x86 PC32", machine: elf.EM_X86_64, rela: testRela{off: 24, sym: symText, typ: x86(elf.R_X86_64_PC32)}, width: 4, want: (textAddr - 24) & 0xffffffff},
+		{name: "x86 PC64", machine: elf.EM_X86_64, rela: testRela{off: 32, sym: symText, typ: x86(elf.R_X86_64_PC64), addend: 2}, width: 8, want: textAddr + 2 - 32},
+		{name: "x86 DTPOFF64", machine: elf.EM_X86_64, rela: testRela{off: 40, sym: symAbs, typ: x86(elf.R_X86_64_DTPOFF64)}, width: 8, want: 0x1234},
+		{name: "x86 undefined symbol", machine: elf.EM_X86_64, rela: testRela{off: 48, sym: symUndef, typ: x86(elf.R_X86_64_64), addend: 5}, width: 8, want: 5},
+		{name: "x86 NONE", machine: elf.EM_X86_64, rela: testRela{off: 0, sym: symText, typ: x86(elf.R_X86_64_NONE), addend: 5}, width: 8, want: 0},
+		{name: "x86 last bytes", machine: elf.EM_X86_64, rela: testRela{off: 56, sym: symFoo, typ: x86(elf.R_X86_64_64)}, width: 8, want: textAddr + 0x10},
+		{name: "arm ABS64", machine: elf.EM_AARCH64, rela: testRela{off: 0, sym: symFoo, typ: arm(elf.R_AARCH64_ABS64), addend: 3}, width: 8, want: textAddr + 0x13},
+		{name: "arm ABS32 debug_str", machine: elf.EM_AARCH64, rela: testRela{off: 8, sym: symDebugStr, typ: arm(elf.R_AARCH64_ABS32), addend: 6}, width: 4, want: 6},
+		{name: "arm ABS16", machine: elf.EM_AARCH64, rela: testRela{off: 12, sym: symAbs, typ: arm(elf.R_AARCH64_ABS16)}, width: 2, want: 0x1234},
+		{name: "arm PREL32", machine: elf.EM_AARCH64, rela: testRela{off: 16, sym: symText, typ: arm(elf.R_AARCH64_PREL32)}, width: 4, want: (textAddr - 16) & 0xffffffff},
+		{name: "arm PREL64", machine: elf.EM_AARCH64, rela: testRela{off: 24, sym: symText, typ: arm(elf.R_AARCH64_PREL64)}, width: 8, want: textAddr - 24},
+		{name: "arm NONE", machine: elf.EM_AARCH64, rela: testRela{off: 0, sym: symText, typ: arm(elf.R_AARCH64_NONE)}, width: 8, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// .debug_str at a non-zero address must not change anything.
+			f := newTestFile(t, relocObject(tt.machine, 0x500000, []testRela{tt.rela}).bytes())
+			d, err := f.DWARF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := d.Section(".debug_info")
+			var got uint64
+			switch b := info[tt.rela.off:]; tt.width {
+			case 2:
+				got = uint64(binary.LittleEndian.Uint16(b))
+			case 4:
+				got = uint64(binary.LittleEndian.Uint32(b))
+			default:
+				got = binary.LittleEndian.Uint64(b)
+			}
+			if got != tt.want {
+				t.Errorf("got %#x at offset %d, want %#x", got, tt.rela.off, tt.want)
+			}
+		})
+	}
+}
+
+func TestRelocationErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		machine     elf.Machine
+		rela        testRela
+		edit        func(o *testObject)
+		unsupported bool
+		want        string
+	}{
+		{name: "unsupported x86 type", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_GOTPCREL), sym: symText}, unsupported: true, want: "relocation R_X86_64_GOTPCREL"},
+		{name: "unsupported arm type", machine: elf.EM_AARCH64, rela: testRela{typ: uint32(elf.R_AARCH64_CALL26), sym: symText}, unsupported: true, want: "relocation R_AARCH64_CALL26"},
+		{name: "symbol index", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: 77}, want: "symbol index 77 out of range"},
+		{name: "offset", machine: elf.EM_X86_64, rela: testRela{off: 60, typ: uint32(elf.R_X86_64_64), sym: symText}, want: "outside the 64-byte target section .debug_info"},
+		{name: "huge offset", machine: elf.EM_X86_64, rela: testRela{off: ^uint64(0) - 2, typ: uint32(elf.R_X86_64_32), sym: symText}, want: "outside the 64-byte target"},
+		{name: "entry size", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].entsize = 16 }, want: "entry size 16"},
+		{name: "partial entry", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].data = o.sections[3].data[:20] }, want: "want entries of 24 bytes"},
+		{name: "link not a symbol table", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].link = 6 }, want: "want SHT_SYMTAB"},
+		{name: "compressed", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[1].flags |= elf.SHF_COMPRESSED }, unsupported: true, want: "SHF_COMPRESSED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := relocObject(tt.machine, 0, []testRela{tt.rela})
+			if tt.edit != nil {
+				tt.edit(o)
+			}
+			f := newTestFile(t, o.bytes())
+			_, err := f.DWARF()
+			checkErr(t, err, tt.unsupported, tt.want)
+		})
+	}
+}
+
+func TestNoDWARF(t *testing.T) {
+	o := relocObject(elf.EM_X86_64, 0, nil)
+	o.sections[1].name = ".comment"
+	f := newTestFile(t, o.bytes())
+	_, err := f.DWARF()
+	if !errors.Is(err, ErrNoDWARF) {
+		t.Fatalf("got %v, want ErrNoDWARF", err)
+	}
+	if got, want := err.Error(), "t.o: no DWARF debug information"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestConcatenation checks that same-named debug sections are joined in
+// section order, and that a symbol in the second one, and a PC-relative
+// place in it, count from where it starts in the joined section.
+func TestConcatenation(t *testing.T) {
+	bo := binary.LittleEndian
+	symtab, strtab := symtabData(bo, []testSym{
+		{info: byte(elf.STT_SECTION), shndx: 1}, // .debug_info #1
+		{info: byte(elf.STT_SECTION), shndx: 2}, // .debug_info #2
+		{info: byte(elf.STT_SECTION), shndx: 5}, // .text
+	})
+	o := &testObject{machine: elf.EM_X86_64, order: bo, sections: []testSection{
+		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: bytes.Repeat([]byte{0xaa}, 16)},
+		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 16)},
+		{name: ".rela.debug_info", typ: elf.SHT_RELA, link: 6, info: 2, entsize: relaSize, data: relaData(bo, []testRela{
+			{off: 0, sym: 2, typ: uint32(elf.R_X86_64_64), addend: 4},   // own section: 16+4
+			{off: 8, sym: 3, typ: uint32(elf.R_X86_64_PC32), addend: 0}, // text - (16+8)
+		})},
+		{name: ".rela.debug_info", typ: elf.SHT_RELA, link: 6, info: 1, entsize: relaSize, data: relaData(bo, []testRela{
+			{off: 8, sym: 1, typ: uint32(elf.R_X86_64_32), addend: 3},
+		})},
+		{name: ".text", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: 0x10000, data: make([]byte, 4)},
+		{name: ".symtab", typ: elf.SHT_SYMTAB, link: 7, entsize: symSize, data: symtab},
+		{name: ".strtab", typ: elf.SHT_STRTAB, data: strtab},
+	}}
+	f := newTestFile(t, o.bytes())
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := d.Section(".debug_info")
+	if len(info) != 32 {
+		t.Fatalf("got %d bytes of .debug_info, want 32", len(info))
+	}
+	tests := []struct {
+		off   int
+		width int
+		want  uint64
+	}{
+		{off: 0, width: 8, want: 0xaaaaaaaaaaaaaaaa},
+		{off: 8, width: 4, want: 3},
+		{off: 12, width: 4, want: 0xaaaaaaaa},
+		{off: 16, width: 8, want: 20},
+		{off: 24, width: 4, want: 0x10000 - 24},
+	}
+	for _, tt := range tests {
+		var got uint64
+		if tt.width == 4 {
+			got = uint64(bo.Uint32(info[tt.off:]))
+		} else {
+			got = bo.Uint64(info[tt.off:])
+		}
+		if got != tt.want {
+			t.Errorf("at %d: got %#x, want %#x", tt.off, got, tt.want)
+		}
+	}
+}

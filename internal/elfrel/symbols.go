@@ -1,0 +1,143 @@
+package elfrel
+
+import (
+	"debug/elf"
+)
+
+// A Symbol is one entry of the symbol table.
+type Symbol struct {
+	Name  string
+	Info  byte // st_info: binding in the high 4 bits, type in the low 4
+	Other byte // st_other
+	// Section is the index of the section the symbol is defined in, with
+	// SHN_XINDEX resolved through SHT_SYMTAB_SHNDX; 0 when Shndx is
+	// SHN_UNDEF or a reserved index (SHN_ABS, SHN_COMMON, ...).
+	Section int
+	Shndx   elf.SectionIndex // st_shndx as stored
+	Value   uint64           // st_value: an offset in Section, in a relocatable object
+	Size    uint64           // st_size
+}
+
+// Type returns the symbol type (elf.STT_FUNC, ...).
+func (s *Symbol) Type() elf.SymType { return elf.ST_TYPE(s.Info) }
+
+// Bind returns the symbol binding (elf.STB_LOCAL, ...).
+func (s *Symbol) Bind() elf.SymBind { return elf.ST_BIND(s.Info) }
+
+// Symbols returns the symbol table (the first SHT_SYMTAB section). Unlike
+// debug/elf, it keeps the null symbol at index 0, so that Symbols()[i] is
+// the symbol a relocation's symbol index i refers to. An object without a
+// symbol table has no symbols and no error.
+func (f *File) Symbols() ([]Symbol, error) {
+	for i := 1; i < len(f.Sections); i++ {
+		if f.Sections[i].Type == elf.SHT_SYMTAB {
+			return f.symbolsAt(i)
+		}
+	}
+	return nil, nil
+}
+
+// symbolsAt decodes the symbol table in section i.
+func (f *File) symbolsAt(i int) ([]Symbol, error) {
+	st := &f.Sections[i]
+	if st.Type != elf.SHT_SYMTAB {
+		return nil, f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
+	}
+	if st.Entsize != symSize || st.Size%symSize != 0 {
+		return nil, f.formatErr(st.Name, -1, "symbol table entry size %d and size %d, want entries of %d bytes", st.Entsize, st.Size, symSize)
+	}
+	strs := &f.Sections[st.Link]
+	if strs.Type != elf.SHT_STRTAB {
+		return nil, f.formatErr(st.Name, -1, "string table %d has type %v, want SHT_STRTAB", st.Link, strs.Type)
+	}
+	data, err := f.SectionData(i)
+	if err != nil {
+		return nil, err
+	}
+	strData, err := f.SectionData(int(st.Link))
+	if err != nil {
+		return nil, err
+	}
+	names := string(strData) // one allocation; names are substrings of it
+	n := len(data) / symSize
+	var xindex []byte // SHT_SYMTAB_SHNDX contents, read when first needed
+	syms := make([]Symbol, n)
+	bo := f.ByteOrder
+	for k := range syms {
+		b := data[k*symSize:]
+		s := &syms[k]
+		nameOff := bo.Uint32(b)
+		if nameOff != 0 {
+			name, ok := cstring(names, nameOff)
+			if !ok {
+				return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(names))
+			}
+			s.Name = name
+		}
+		s.Info = b[4]
+		s.Other = b[5]
+		s.Value = bo.Uint64(b[8:])
+		s.Size = bo.Uint64(b[16:])
+		shndx := uint32(bo.Uint16(b[6:]))
+		s.Shndx = elf.SectionIndex(shndx)
+		switch {
+		case shndx == shnXindex:
+			if xindex == nil {
+				if xindex, err = f.xindexFor(i, n); err != nil {
+					return nil, err
+				}
+			}
+			shndx = bo.Uint32(xindex[k*4:])
+			if shndx == 0 || shndx >= uint32(len(f.Sections)) {
+				return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d extended section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+			}
+		case shndx >= uint32(elf.SHN_LORESERVE):
+			shndx = 0 // SHN_ABS, SHN_COMMON and other reserved indexes
+		case shndx >= uint32(len(f.Sections)):
+			return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+		}
+		s.Section = int(shndx)
+	}
+	return syms, nil
+}
+
+// xindexFor returns the SHT_SYMTAB_SHNDX contents for the n-entry symbol
+// table in section symtab.
+func (f *File) xindexFor(symtab, n int) ([]byte, error) {
+	for i := 1; i < len(f.Sections); i++ {
+		s := &f.Sections[i]
+		if s.Type != elf.SHT_SYMTAB_SHNDX || int(s.Link) != symtab {
+			continue
+		}
+		if s.Size/4 < uint64(n) {
+			return nil, f.formatErr(s.Name, -1, "extended section index table has %d entries for %d symbols", s.Size/4, n)
+		}
+		return f.SectionData(i)
+	}
+	return nil, f.formatErr(f.Sections[symtab].Name, -1, "a symbol uses SHN_XINDEX but there is no SHT_SYMTAB_SHNDX section")
+}
+
+// SymbolAddr returns the address a relocation against s resolves to, S
+// in the psABI formulas: s.Value plus the load address (sh_addr) of its
+// section when that section is SHF_ALLOC, else s.Value alone.
+//
+// Why only SHF_ALLOC: RuntimeDyld writes a load address into sh_addr for
+// the sections it loaded, which are the SHF_ALLOC ones, and leaves the
+// others (.debug_*) at 0, so for them both readings agree. But a host that
+// loads every section (RuntimeDyld's ProcessAllSections) also gives
+// .debug_str, .debug_line and .debug_abbrev a non-zero sh_addr, and DWARF
+// refers into those sections by offset, never by address. A worked example:
+// .debug_info holds R_X86_64_32 .debug_str+0x2a for a DW_FORM_strp name.
+// With .debug_str at sh_addr 0, S+A = 0+0+0x2a either way. With .debug_str
+// at sh_addr 0x500000, llvm-symbolizer 14 (which adds sh_addr for every
+// section) computes 0x50002a, past the end of .debug_str, and prints
+// "??:0:0" (its abbreviation offsets break the same way: "invalid
+// abbreviation set offset 0x600000"); this function gives 0x2a. A
+// .text._Z3fooi section loaded at 0x7f0000104000 makes R_X86_64_64
+// .text._Z3fooi+0x10 resolve to 0x7f0000104010 here and there.
+func (f *File) SymbolAddr(s *Symbol) uint64 {
+	if i := s.Section; i > 0 && i < len(f.Sections) && f.Sections[i].Flags&elf.SHF_ALLOC != 0 {
+		return f.Sections[i].Addr + s.Value
+	}
+	return s.Value
+}
