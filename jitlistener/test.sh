@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test.sh [LLVM_CONFIG] - build and run listener_test.cpp against the given
+# LLVM (default llvm-config-14): pprof_jit_listener.h with MCJIT and with
+# ORC's LLJIT on a small C module.
+set -euo pipefail
+
+llvm_config=${1:-llvm-config-14}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bindir=$("$llvm_config" --bindir)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/square.c" <<'C'
+long jit_square(long x) { return x * x; }
+C
+# Newer LLVM reads older bitcode, so clang-14 will do if the matching clang
+# is not installed.
+clang=$bindir/clang
+if [[ ! -x $clang ]]; then clang="clang-14"; fi
+"$clang" -g -O1 -emit-llvm -c "$work/square.c" -o "$work/square.bc"
+
+read -r -a ldflags <<<"$("$llvm_config" --ldflags)"
+read -r -a libs <<<"$("$llvm_config" --libs)"
+g++ -std=c++17 -O1 -Wall -Wextra -Werror -isystem "$("$llvm_config" --includedir)" \
+  -D_GNU_SOURCE -D__STDC_CONSTANT_MACROS -D__STDC_FORMAT_MACROS \
+  -D__STDC_LIMIT_MACROS -I"$here" "$here/listener_test.cpp" \
+  -o "$work/listener_test" "${ldflags[@]}" "${libs[@]}"
+"$work/listener_test" "$work/square.bc" "$work/out"
