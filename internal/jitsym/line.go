@@ -1,0 +1,435 @@
+package jitsym
+
+import (
+	"cmp"
+	"slices"
+)
+
+// DWARF constants used by the line table reader (DWARF 5, section 7.22).
+const (
+	lnsCopy             = 1
+	lnsAdvancePC        = 2
+	lnsAdvanceLine      = 3
+	lnsSetFile          = 4
+	lnsSetColumn        = 5
+	lnsConstAddPC       = 8
+	lnsFixedAdvancePC   = 9
+	lneEndSequence      = 1
+	lneSetAddress       = 2
+	lneDefineFile       = 3
+	lnctPath            = 1
+	lnctDirectoryIndex  = 2
+	formBlock           = 0x09
+	formBlock1          = 0x0a
+	formData1           = 0x0b
+	formData2           = 0x05
+	formData4           = 0x06
+	formData8           = 0x07
+	formData16          = 0x1e
+	formString          = 0x08
+	formStrp            = 0x0e
+	formLineStrp        = 0x1f
+	formUdata           = 0x0f
+	formSdata           = 0x0d
+	formStrx            = 0x1a
+	formStrx1           = 0x25
+	formStrx2           = 0x26
+	formStrx3           = 0x27
+	formStrx4           = 0x28
+	maxEntryFormatCount = 64 // far more than any producer uses
+)
+
+// A lineTable is one parsed line number program: the file names its rows
+// refer to and the sequences of rows it defines.
+type lineTable struct {
+	files        []int32 // Symbolizer.files index per file number; -1 if unusable
+	seqLo, seqHi int32   // its sequences are Symbolizer.seqs[seqLo:seqHi], sorted by hi
+}
+
+// A sequence is a run of rows covering [lo, hi): lo is the address of its
+// first row, hi that of its DW_LNE_end_sequence row.
+type sequence struct {
+	lo, hi       uint64
+	rowLo, rowHi int32 // Symbolizer.rows[rowLo:rowHi]: the rows before the end row
+	table        int32 // the lineTable whose file numbers the rows use
+}
+
+// A row is one line table row. Of several rows at the same address only
+// the last is kept, since llvm-symbolizer picks the last row at or before
+// the address. Like LLVM's DWARFDebugLine::Row, file and column are 16-bit.
+type row struct {
+	addr uint64
+	line uint32
+	file uint16
+	col  uint16
+}
+
+// lineUnit is what the line table reader needs to know about the
+// compilation unit that refers to it.
+type lineUnit struct {
+	compDir    string
+	strOffBase uint64 // DW_AT_str_offsets_base, for DW_FORM_strx names
+	dwarf64    bool   // format of the unit, for DW_FORM_strx names
+}
+
+// fileEntry is a file name entry before its path is resolved. An entry
+// without a directory index uses directory 0.
+type fileEntry struct {
+	name string
+	dir  uint64
+}
+
+// parseLineTable parses the line number program at off in .debug_line,
+// appends its sequences and rows to the Symbolizer and returns its index
+// in b.tables.
+func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
+	c := &cursor{data: b.debugLine, bo: b.bo, sec: ".debug_line"}
+	if off > uint64(len(c.data)) {
+		return 0, &decodeError{sec: c.sec, off: int64(off), msg: "line table offset is past the end of the section"}
+	}
+	c.off = int(off)
+	length, dwarf64 := c.unitLength()
+	if c.err != nil {
+		return 0, c.err
+	}
+	if length > uint64(len(c.data)-c.off) {
+		c.fail("line table length %#x exceeds the section", length)
+		return 0, c.err
+	}
+	end := c.off + int(length)
+	c.data = c.data[:end] // the program must not read past its unit
+	// Line tables that overlap (units pointing into the middle of one)
+	// could otherwise make the work grow with the square of the section.
+	if b.lineBudget -= int64(length); b.lineBudget < 0 {
+		c.fail("line tables overlap (decoded more than twice the section)")
+		return 0, c.err
+	}
+	version := int(c.u16())
+	if c.err == nil && (version < 2 || version > 5) {
+		c.fail("unsupported line table version %d", version)
+	}
+	if version >= 5 {
+		c.u8() // address_size: DW_LNE_set_address carries its own size
+		if seg := c.u8(); seg != 0 {
+			c.fail("segment selector size %d is not supported", seg)
+		}
+	}
+	headerLen := c.offsetSized(dwarf64)
+	if c.err == nil && headerLen > uint64(end-c.off) {
+		c.fail("header length %#x exceeds the line table", headerLen)
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	progStart := c.off + int(headerLen)
+	minInst := uint64(c.u8())
+	if version >= 4 {
+		c.u8() // maximum_operations_per_instruction: VLIW only, ignored as in LLVM 14
+	}
+	c.u8() // default_is_stmt
+	lineBase := int8(c.u8())
+	lineRange := c.u8()
+	opcodeBase := c.u8()
+	if c.err == nil && opcodeBase == 0 {
+		c.fail("opcode_base is 0")
+	}
+	var opLens [256]uint8
+	for i := 1; i < int(opcodeBase) && c.err == nil; i++ {
+		opLens[i] = c.u8()
+	}
+	var dirs []string
+	var files []fileEntry
+	if version >= 5 {
+		dirs, files = b.v5Entries(c, dwarf64, u)
+	} else {
+		dirs, files = v4Entries(c)
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	c.off = progStart
+
+	tbl := lineTable{seqLo: int32(len(b.s.seqs))}
+	tableIdx := int32(len(b.tables))
+	resolve := func(fe fileEntry) int32 {
+		var dirPath string
+		var dirOK bool
+		if version >= 5 {
+			dirOK = fe.dir < uint64(len(dirs))
+			if dirOK {
+				dirPath = dirs[fe.dir]
+			}
+		} else if fe.dir > 0 && fe.dir <= uint64(len(dirs)) {
+			dirPath, dirOK = dirs[fe.dir-1], true
+		}
+		p := filePath(version, fe.name, fe.dir, dirPath, dirOK, u.compDir)
+		if b.pathBudget -= int64(len(p)); b.pathBudget < 0 {
+			c.fail("file names are longer than the debug sections can describe")
+			return -1
+		}
+		return b.internFile(p)
+	}
+	if version < 5 {
+		tbl.files = append(tbl.files, -1) // file numbers start at 1
+	}
+	for _, fe := range files {
+		tbl.files = append(tbl.files, resolve(fe))
+	}
+
+	// Run the line number program (DWARF 5, section 6.2.5).
+	type state struct {
+		addr uint64
+		file uint16
+		line uint32
+		col  uint16
+	}
+	reset := state{file: 1, line: 1}
+	st := reset
+	started := false
+	var seqLow uint64
+	var first int
+	emit := func(endSeq bool) {
+		if !started {
+			started, seqLow, first = true, st.addr, len(b.s.rows)
+		}
+		if endSeq {
+			if seqLow < st.addr {
+				b.s.seqs = append(b.s.seqs, sequence{lo: seqLow, hi: st.addr, rowLo: int32(first), rowHi: int32(len(b.s.rows)), table: tableIdx})
+			} else {
+				b.s.rows = b.s.rows[:first] // an empty sequence is never looked up
+			}
+			started = false
+			return
+		}
+		r := row{addr: st.addr, line: st.line, file: st.file, col: st.col}
+		if n := len(b.s.rows); n > first && b.s.rows[n-1].addr == r.addr {
+			b.s.rows[n-1] = r
+		} else {
+			b.s.rows = append(b.s.rows, r)
+		}
+	}
+	special := func(adj uint64) bool {
+		if lineRange == 0 {
+			c.fail("special opcode with line_range 0")
+			return false
+		}
+		st.addr += adj / uint64(lineRange) * minInst
+		return true
+	}
+	for c.off < end && c.err == nil {
+		op := c.u8()
+		switch {
+		case op >= opcodeBase:
+			adj := uint64(op - opcodeBase)
+			if !special(adj) {
+				break
+			}
+			st.line = uint32(int64(st.line) + int64(lineBase) + int64(adj%uint64(lineRange)))
+			emit(false)
+		case op == 0:
+			n := c.uleb()
+			if c.err != nil || n == 0 || n > uint64(end-c.off) {
+				c.fail("extended opcode length %d does not fit", n)
+				break
+			}
+			next := c.off + int(n)
+			switch c.u8() {
+			case lneEndSequence:
+				emit(true)
+				st = reset
+			case lneSetAddress:
+				if size := int(n - 1); size == 1 || size == 2 || size == 4 || size == 8 {
+					st.addr = c.uintN(size)
+				}
+			case lneDefineFile:
+				fe := fileEntry{name: c.cstr(), dir: c.uleb()}
+				c.uleb() // modification time
+				c.uleb() // length
+				if c.err == nil {
+					tbl.files = append(tbl.files, resolve(fe))
+				}
+			}
+			c.off = next // skip what the opcode did not read
+		case op == lnsCopy:
+			emit(false)
+		case op == lnsAdvancePC:
+			st.addr += c.uleb() * minInst
+		case op == lnsAdvanceLine:
+			st.line = uint32(int64(st.line) + c.sleb())
+		case op == lnsSetFile:
+			st.file = uint16(c.uleb())
+		case op == lnsSetColumn:
+			st.col = uint16(c.uleb())
+		case op == lnsConstAddPC:
+			special(uint64(255 - opcodeBase))
+		case op == lnsFixedAdvancePC:
+			st.addr += uint64(c.u16())
+		default: // other standard opcodes: skip their ULEB128 operands
+			for i := 0; i < int(opLens[op]); i++ {
+				c.uleb()
+			}
+		}
+	}
+	if started {
+		b.s.rows = b.s.rows[:first] // rows after the last end_sequence belong to no sequence
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	tbl.seqHi = int32(len(b.s.seqs))
+	slices.SortFunc(b.s.seqs[tbl.seqLo:], func(a, b sequence) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rowLo, b.rowLo) // program order
+	})
+	b.tables = append(b.tables, tbl)
+	return tableIdx, nil
+}
+
+// v4Entries reads the include_directories and file_names of a version 2
+// to 4 line table header.
+func v4Entries(c *cursor) (dirs []string, files []fileEntry) {
+	for c.err == nil {
+		d := c.cstr()
+		if d == "" {
+			break
+		}
+		dirs = append(dirs, d)
+	}
+	for c.err == nil {
+		name := c.cstr()
+		if name == "" {
+			break
+		}
+		fe := fileEntry{name: name, dir: c.uleb()}
+		c.uleb() // modification time
+		c.uleb() // length
+		files = append(files, fe)
+	}
+	return dirs, files
+}
+
+// v5Entries reads the directory and file name tables of a version 5 line
+// table header: each is a list of entry formats, then the entries.
+func (b *builder) v5Entries(c *cursor, dwarf64 bool, u lineUnit) (dirs []string, files []fileEntry) {
+	for pass := 0; pass < 2 && c.err == nil; pass++ {
+		nfmt := int(c.u8())
+		if nfmt > maxEntryFormatCount {
+			c.fail("%d entry formats", nfmt)
+			return nil, nil
+		}
+		var formats [maxEntryFormatCount][2]uint64 // content type, form
+		for i := 0; i < nfmt; i++ {
+			formats[i] = [2]uint64{c.uleb(), c.uleb()}
+		}
+		count := c.uleb()
+		// Each entry takes at least one byte per format: bound the count
+		// by what is left before allocating for it.
+		if c.err == nil && nfmt > 0 && count > uint64(len(c.data)-c.off)/uint64(nfmt) {
+			c.fail("%d entries do not fit in the header", count)
+		}
+		if c.err == nil && nfmt == 0 && count > 0 {
+			c.fail("%d entries without formats", count)
+		}
+		for k := uint64(0); k < count && c.err == nil; k++ {
+			var fe fileEntry
+			for i := 0; i < nfmt; i++ {
+				s, v, isStr := b.entryValue(c, formats[i][1], dwarf64, u)
+				switch formats[i][0] {
+				case lnctPath:
+					if isStr {
+						fe.name = s
+					}
+				case lnctDirectoryIndex:
+					if !isStr {
+						fe.dir = v
+					}
+				}
+			}
+			if pass == 0 {
+				dirs = append(dirs, fe.name)
+			} else {
+				files = append(files, fe)
+			}
+		}
+	}
+	return dirs, files
+}
+
+// entryValue reads one attribute of a version 5 directory or file entry:
+// a string (isStr) or a number.
+func (b *builder) entryValue(c *cursor, form uint64, dwarf64 bool, u lineUnit) (s string, v uint64, isStr bool) {
+	switch form {
+	case formString:
+		return c.cstr(), 0, true
+	case formLineStrp, formStrp:
+		off := c.offsetSized(dwarf64)
+		sec, name := b.debugStr, ".debug_str"
+		if form == formLineStrp {
+			sec, name = b.debugLineStr, ".debug_line_str"
+		}
+		str, ok := strAt(sec, off)
+		if !ok && c.err == nil {
+			c.fail("string offset %#x is outside %s (%d bytes)", off, name, len(sec))
+		}
+		return str, 0, true
+	case formStrx, formStrx1, formStrx2, formStrx3, formStrx4:
+		var idx uint64
+		switch form {
+		case formStrx:
+			idx = c.uleb()
+		case formStrx1:
+			idx = uint64(c.u8())
+		case formStrx2:
+			idx = uint64(c.u16())
+		case formStrx3:
+			idx = uint64(c.u24())
+		default:
+			idx = uint64(c.u32())
+		}
+		return b.strx(c, idx, u.strOffBase, u.dwarf64), 0, true
+	case formUdata:
+		return "", c.uleb(), false
+	case formSdata:
+		return "", uint64(c.sleb()), false
+	case formData1:
+		return "", uint64(c.u8()), false
+	case formData2:
+		return "", uint64(c.u16()), false
+	case formData4:
+		return "", uint64(c.u32()), false
+	case formData8:
+		return "", c.u64(), false
+	case formData16:
+		c.skip(16)
+	case formBlock:
+		c.skip(int(min(c.uleb(), uint64(len(c.data)))))
+	case formBlock1:
+		c.skip(int(c.u8()))
+	default:
+		c.fail("unsupported form %#x in a file entry", form)
+	}
+	return "", 0, false
+}
+
+// strx returns string number idx of the unit's string offsets table.
+func (b *builder) strx(c *cursor, idx, base uint64, dwarf64 bool) string {
+	size := uint64(4)
+	if dwarf64 {
+		size = 8
+	}
+	so := b.debugStrOffsets
+	pos := base + idx*size
+	if idx > uint64(len(so))/size || pos > uint64(len(so)) || uint64(len(so))-pos < size {
+		c.fail("string index %d is outside .debug_str_offsets", idx)
+		return ""
+	}
+	sc := cursor{data: so, off: int(pos), bo: c.bo}
+	off := sc.uintN(int(size))
+	str, ok := strAt(b.debugStr, off)
+	if !ok {
+		c.fail("string offset %#x is outside .debug_str", off)
+	}
+	return str
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Regenerates the small objects checked in beside this script, which the
+# tests of package jitsym (and its fuzz seeds) use without any compiler.
+# The sources are in src/; debug paths are rewritten to /jitsym so that
+# the objects do not depend on where they were built. Then run
+#   go test ./internal/jitsym ./internal/elfrel -run Corpus -update
+# to refresh testdata/fuzz. Needs gcc 12 and clang-14.
+set -eu
+cd "$(dirname "$0")"
+map="-fdebug-prefix-map=$(pwd)=/jitsym"
+gcc -g -O1 -ffunction-sections $map -c src/plain.c -o plain-gcc-dwarf5.o
+gcc -g0 -O2 -ffunction-sections -c src/cold.c -o cold-gcc-nodebug.o
+gcc -gdwarf-4 -O2 -ffunction-sections $map -c src/cold.c -o cold-gcc-dwarf4.o
+clang-14 -g -O2 -ffunction-sections $map -c src/inline.cc -o inline-clang-dwarf5.o
+g++ -g -O1 -ffunction-sections $map -c src/inline.cc -o inline-gcc-dwarf5.o
+clang-14 --target=aarch64-linux-gnu -gdwarf-4 -O1 -ffunction-sections $map -c src/plain.c -o plain-clang-aarch64-dwarf4.o
