@@ -1,0 +1,344 @@
+package jitsym
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym/synth"
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// The differential tests compile real C and C++ with clang-14 and g++,
+// give the sections scattered load addresses, and compare every frame of
+// every address of the code with what llvm-symbolizer 14 prints.
+
+// buildConfig is one way of compiling the test sources.
+type buildConfig struct {
+	name      string
+	tool, pkg string
+	args      []string
+}
+
+func buildConfigs() []buildConfig {
+	clang := func(name string, args ...string) buildConfig {
+		return buildConfig{name: name, tool: "clang-14", pkg: "clang-14", args: args}
+	}
+	gcc := func(name string, args ...string) buildConfig {
+		return buildConfig{name: name, tool: "g++", pkg: "g++", args: args}
+	}
+	return []buildConfig{
+		clang("clang14-O1-dwarf5", "-g", "-O1"),
+		clang("clang14-O2-dwarf5", "-g", "-O2"),
+		clang("clang14-O2-dwarf4", "-gdwarf-4", "-O2"),
+		clang("clang14-O0-dwarf5", "-g", "-O0"),
+		clang("clang14-aarch64-O2-dwarf5", "--target=aarch64-linux-gnu", "-g", "-O2"),
+		clang("clang14-aarch64-O1-dwarf4", "--target=aarch64-linux-gnu", "-gdwarf-4", "-O1"),
+		gcc("gcc-O1-dwarf5", "-g", "-O1"),
+		gcc("gcc-O1-dwarf4", "-gdwarf-4", "-O1"),
+		gcc("gcc-O2-dwarf5", "-g", "-O2"),
+		gcc("gcc-O2-dwarf4", "-gdwarf-4", "-O2"),
+		clang("clang14-O2-gmlt", "-gline-tables-only", "-O2"),
+		gcc("gcc-O2-g1", "-g1", "-O2"),
+		clang("clang14-O2-nodebug", "-g0", "-O2"),
+		gcc("gcc-O2-nodebug", "-g0", "-O2"),
+	}
+}
+
+// compileObject compiles src (under testdata/src) with c and
+// -ffunction-sections -c, hides .debug_aranges, scatters the loaded
+// sections, and returns the path of the result.
+func compileObject(t *testing.T, c buildConfig, src string) string {
+	t.Helper()
+	tool := testenv.Tool(t, c.tool, c.pkg)
+	abs, err := filepath.Abs(filepath.Join("testdata", "src", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	obj := filepath.Join(dir, strings.TrimSuffix(src, filepath.Ext(src))+".o")
+	args := append(append([]string(nil), c.args...), "-ffunction-sections", "-c", "-o", obj)
+	if strings.HasSuffix(src, ".c") && c.tool == "g++" {
+		args = append(args, "-x", "c")
+	}
+	if err := synth.Compile(tool, append(args, abs)...); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := synth.HideSection(data, ".debug_aranges"); err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(c.name + src))
+	if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 32, Seed: h.Sum64()}); err != nil {
+		t.Fatal(err)
+	}
+	out := obj + ".elf"
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// codeAddresses returns every byte address of every executable section,
+// and the first address after each, which is in a hole or another
+// section.
+func codeAddresses(t *testing.T, path string) []uint64 {
+	t.Helper()
+	f, err := elfrel.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var addrs []uint64
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Flags&elf.SHF_ALLOC == 0 || s.Size == 0 {
+			continue
+		}
+		for a := s.Addr; a <= s.Addr+s.Size; a++ {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// llvmSymbolize runs one llvm-symbolizer-14 process for all addrs and
+// returns its frames per address, in our representation: a single frame
+// with nothing known becomes no frames.
+func llvmSymbolize(t *testing.T, obj string, addrs []uint64) [][]Frame {
+	t.Helper()
+	tool := testenv.Tool(t, "llvm-symbolizer-14", "llvm-14")
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	cmd := exec.Command(tool, "--inlining", "--no-demangle", "--output-style=JSON", "--obj="+obj)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", tool, err, stderr.Bytes())
+	}
+	type symbol struct {
+		FunctionName string
+		FileName     string
+		Line         int
+		Column       int
+		StartLine    int
+	}
+	var res [][]Frame
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r struct {
+			Address string
+			Symbol  []symbol
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s output %q: %v", tool, sc.Bytes(), err)
+		}
+		var frames []Frame
+		for _, s := range r.Symbol {
+			frames = append(frames, Frame{Func: s.FunctionName, File: s.FileName, Line: s.Line, Column: s.Column, StartLine: s.StartLine})
+		}
+		if len(frames) == 1 && frames[0] == (Frame{}) {
+			frames = nil
+		}
+		res = append(res, frames)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(addrs) {
+		t.Fatalf("%s answered %d addresses, want %d", tool, len(res), len(addrs))
+	}
+	return res
+}
+
+// diffStats counts what a comparison found.
+type diffStats struct {
+	addrs, frames int
+	qualified     int // frames where we add namespaces to llvm's short name
+	mismatches    int
+}
+
+// compareWithLLVM symbolizes addrs with s and with llvm-symbolizer and
+// reports every address whose frames differ in function, file, line,
+// column or start line. The only accepted difference is documented on
+// SourceLine: for a function without a linkage name or symbol, our name
+// may qualify llvm's short one ("ns::f" for "f").
+func compareWithLLVM(t *testing.T, s *Symbolizer, obj string, addrs []uint64) diffStats {
+	t.Helper()
+	want := llvmSymbolize(t, obj, addrs)
+	st := diffStats{addrs: len(addrs)}
+	for i, a := range addrs {
+		got, err := s.SourceLine(a)
+		if err != nil {
+			t.Fatalf("SourceLine(%#x): %v", a, err)
+		}
+		ok := len(got) == len(want[i])
+		for k := 0; ok && k < len(got); k++ {
+			g, w := got[k], want[i][k]
+			if g.Func != w.Func && w.Func != "" && strings.HasSuffix(g.Func, "::"+w.Func) {
+				st.qualified++
+				g.Func = w.Func
+			}
+			ok = g == w
+		}
+		st.frames += len(got)
+		if !ok {
+			st.mismatches++
+			if st.mismatches <= 10 {
+				t.Errorf("%#x: got frames\n\t%v\nwant (llvm-symbolizer)\n\t%v", a, fmtFrames(got), fmtFrames(want[i]))
+			}
+		}
+	}
+	return st
+}
+
+func fmtFrames(fs []Frame) string {
+	var parts []string
+	for _, f := range fs {
+		parts = append(parts, fmt.Sprintf("%s %s:%d:%d (start %d)", f.Func, f.File, f.Line, f.Column, f.StartLine))
+	}
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, "\n\t")
+}
+
+func TestDifferential(t *testing.T) {
+	total := diffStats{}
+	for _, c := range buildConfigs() {
+		for _, src := range []string{"inline.cc", "plain.c", "cold.c"} {
+			t.Run(c.name+"/"+src, func(t *testing.T) {
+				obj := compileObject(t, c, src)
+				s, err := Open(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := s.HasDWARF(), !slices.Contains(c.args, "-g0"); got != want {
+					t.Fatalf("HasDWARF() = %v, want %v", got, want)
+				}
+				st := compareWithLLVM(t, s, obj, codeAddresses(t, obj))
+				t.Logf("%d addresses, %d frames, %d qualified names, %d mismatches", st.addrs, st.frames, st.qualified, st.mismatches)
+				total.addrs += st.addrs
+				total.frames += st.frames
+				total.qualified += st.qualified
+				total.mismatches += st.mismatches
+			})
+		}
+	}
+	t.Logf("total: %d addresses, %d frames, %d qualified names, %d mismatches", total.addrs, total.frames, total.qualified, total.mismatches)
+}
+
+// TestDebugSectionAddresses gives the debug sections non-zero sh_addr
+// values, as a JIT host that loads all sections would record them. We
+// must answer exactly as for the same object with sh_addr 0 there;
+// llvm-symbolizer 14 adds those addresses to DWARF offsets and finds no
+// line at all (only symbol names, and the STT_FILE name of local ones),
+// which is why we do not follow it here.
+func TestDebugSectionAddresses(t *testing.T) {
+	for _, c := range []buildConfig{buildConfigs()[0], buildConfigs()[7]} {
+		t.Run(c.name, func(t *testing.T) {
+			obj := compileObject(t, c, "inline.cc")
+			data, err := os.ReadFile(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := uint64(0x500000)
+			err = synth.SetAddr(data, func(s elfrel.Section) (uint64, bool) {
+				if s.Flags&elf.SHF_ALLOC != 0 || !strings.HasPrefix(s.Name, ".debug_") {
+					return 0, false
+				}
+				next += 0x100000
+				return next, true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := obj + ".moved"
+			if err := os.WriteFile(moved, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			orig, err := Open(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(moved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs := codeAddresses(t, obj)
+			llvm := llvmSymbolize(t, moved, addrs)
+			llvmLines := 0
+			for i, a := range addrs {
+				got, _ := s.SourceLine(a)
+				want, _ := orig.SourceLine(a)
+				if fmtFrames(got) != fmtFrames(want) {
+					t.Errorf("%#x: got %v, want %v", a, fmtFrames(got), fmtFrames(want))
+				}
+				for _, f := range llvm[i] {
+					if f.Line != 0 {
+						llvmLines++
+					}
+				}
+			}
+			if llvmLines != 0 {
+				t.Errorf("llvm-symbolizer found %d lines; this test documents that it finds none", llvmLines)
+			}
+		})
+	}
+}
+
+// TestMCJITGolden compares every line table row address (instruction
+// boundaries) of the MCJIT dumps under testdata/mcjit/golden/jit, and the
+// address before each, with llvm-symbolizer.
+func TestMCJITGolden(t *testing.T) {
+	objs, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "jit", "*.elf"))
+	if len(objs) == 0 {
+		t.Skip("no MCJIT dumps in testdata/mcjit/golden/jit yet")
+	}
+	for _, obj := range objs {
+		t.Run(filepath.Base(obj), func(t *testing.T) {
+			s, err := Open(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := make(map[uint64]bool)
+			var addrs []uint64
+			for _, r := range s.rows {
+				for _, a := range []uint64{r.addr, r.addr - 1} {
+					if !seen[a] {
+						seen[a] = true
+						addrs = append(addrs, a)
+					}
+				}
+			}
+			for _, q := range s.seqs {
+				if !seen[q.hi-1] {
+					addrs = append(addrs, q.hi-1)
+				}
+			}
+			if len(addrs) == 0 {
+				t.Fatalf("no line table rows (HasDWARF %v)", s.HasDWARF())
+			}
+			st := compareWithLLVM(t, s, obj, addrs)
+			t.Logf("%d addresses, %d frames, %d qualified names, %d mismatches", st.addrs, st.frames, st.qualified, st.mismatches)
+		})
+	}
+}
