@@ -1,0 +1,40 @@
+// Package jitsnap copies the JIT-compiled objects of a live process to
+// disk, through the GDB JIT interface, so that pprof can symbolize the
+// process's JIT code without any change to the process.
+//
+// LLVM's MCJIT (and ORC with RuntimeDyld) registers every object it
+// loads with GDBRegistrationListener, which keeps a doubly linked list in
+// the process:
+//
+//	struct jit_descriptor {              // __jit_debug_descriptor
+//		uint32_t version;                // 1
+//		uint32_t action_flag;
+//		struct jit_code_entry *relevant_entry;
+//		struct jit_code_entry *first_entry;
+//	};
+//	struct jit_code_entry {
+//		struct jit_code_entry *next, *prev;
+//		const char *symfile_addr;        // an ELF image
+//		uint64_t symfile_size;
+//	};
+//
+// Each symfile is the object as a relocatable (ET_REL) ELF whose section
+// headers carry the sections' load addresses: what the mapping stage of
+// this module reads as NAME.elf (see profile.Load and
+// doc/JIT-PROFILING.md section 3).
+//
+// Snapshot finds __jit_debug_descriptor in the symbol tables of the
+// files the process has mapped (with Debian's LLVM, in the .dynsym of
+// libLLVM-14.so.1), places it in the process through the program
+// headers, walks the list with process_vm_readv(2) and writes each valid
+// object as NAME.elf plus NAME.meta, exactly as the jitlistener dump
+// listener would. The target is never stopped: the list is read twice
+// per attempt and kept only when both reads agree, and every pointer,
+// size and ELF structure read from it is bounds-checked.
+//
+// The pieces are exported for reuse and tests: Collect walks a list in
+// any Memory, WriteObject and Meta produce the files, ParseMaps reads
+// /proc/PID/maps.
+//
+// Only 64-bit Linux processes are supported.
+package jitsnap
