@@ -1,0 +1,224 @@
+package jitsnap
+
+import (
+	"debug/elf"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// mapsOf parses /proc/PID/maps lines.
+func mapsOf(t *testing.T, lines ...string) []Mapping {
+	t.Helper()
+	maps, err := ParseMaps(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return maps
+}
+
+// Segments of real files (readelf -lW).
+var (
+	// Debian's /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1: text at
+	// p_vaddr = p_offset = 0; data one page further from its file offset.
+	libLLVMSegs = []segment{
+		{Vaddr: 0, Memsz: 0x6161880, Off: 0, Filesz: 0x6161880, Exec: true},
+		{Vaddr: 0x61630a0, Memsz: 0x7f6c49, Off: 0x61620a0, Filesz: 0x77cde0, Writing: true},
+	}
+	// Debian's libc.so.6: -z separate-code, p_vaddr = p_offset throughout.
+	libcSegs = []segment{
+		{Vaddr: 0, Memsz: 0x25388, Off: 0, Filesz: 0x25388},
+		{Vaddr: 0x26000, Memsz: 0x1550fc, Off: 0x26000, Filesz: 0x1550fc, Exec: true},
+		{Vaddr: 0x17c000, Memsz: 0x52c31, Off: 0x17c000, Filesz: 0x52c31},
+		{Vaddr: 0x1cf8d0, Memsz: 0x12680, Off: 0x1cf8d0, Filesz: 0x4f98, Writing: true},
+	}
+	// testdata/mcjit's jit_host, linked -no-pie at 0x400000.
+	jitHostSegs = []segment{
+		{Vaddr: 0x400000, Memsz: 0x39d8, Off: 0, Filesz: 0x39d8},
+		{Vaddr: 0x404000, Memsz: 0x9871, Off: 0x4000, Filesz: 0x9871, Exec: true},
+		{Vaddr: 0x40e000, Memsz: 0x2876, Off: 0xe000, Filesz: 0x2876},
+		{Vaddr: 0x411aa8, Memsz: 0x970, Off: 0x10aa8, Filesz: 0x938, Writing: true},
+	}
+	// A layout where the read-only data segment and the RELRO part of the
+	// data segment map the same file page (0x2000), both r--p.
+	sharedPageSegs = []segment{
+		{Vaddr: 0, Memsz: 0x500, Off: 0, Filesz: 0x500},
+		{Vaddr: 0x1000, Memsz: 0x800, Off: 0x1000, Filesz: 0x800, Exec: true},
+		{Vaddr: 0x2000, Memsz: 0x150, Off: 0x2000, Filesz: 0x150},
+		{Vaddr: 0x3df0, Memsz: 0x1300, Off: 0x2df0, Filesz: 0x1220, Writing: true},
+	}
+)
+
+func TestLoadBiases(t *testing.T) {
+	tests := []struct {
+		name    string
+		segs    []segment
+		maps    []string
+		want    []uint64
+		wantErr string
+	}{
+		{
+			// A real run of jit_host (pid 483); gdb printed
+			// &__jit_debug_descriptor = 0x7fd1e84dbb50 = bias + 0x68dbb50.
+			// "rw-p start + value - offset" would give 0x7fd1e84dcb50.
+			name: "libLLVM-14",
+			segs: libLLVMSegs,
+			maps: []string{
+				"7fd1e1c00000-7fd1e7d62000 r-xp 00000000 fe:00 325975 /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+				"7fd1e7d62000-7fd1e7d63000 ---p 06162000 fe:00 325975 /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+				"7fd1e7d63000-7fd1e84d7000 r--p 06162000 fe:00 325975 /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+				"7fd1e84d7000-7fd1e84e0000 rw-p 068d6000 fe:00 325975 /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+			},
+			want: []uint64{0x7fd1e1c00000},
+		},
+		{
+			name: "libc, separate code",
+			segs: libcSegs,
+			maps: []string{
+				"7f3d9ace9000-7f3d9ad0f000 r--p 00000000 fe:00 326269 /usr/lib/x86_64-linux-gnu/libc.so.6",
+				"7f3d9ad0f000-7f3d9ae65000 r-xp 00026000 fe:00 326269 /usr/lib/x86_64-linux-gnu/libc.so.6",
+				"7f3d9ae65000-7f3d9aeb8000 r--p 0017c000 fe:00 326269 /usr/lib/x86_64-linux-gnu/libc.so.6",
+				"7f3d9aeb8000-7f3d9aebc000 r--p 001cf000 fe:00 326269 /usr/lib/x86_64-linux-gnu/libc.so.6",
+				"7f3d9aebc000-7f3d9aebe000 rw-p 001d3000 fe:00 326269 /usr/lib/x86_64-linux-gnu/libc.so.6",
+			},
+			want: []uint64{0x7f3d9ace9000},
+		},
+		{
+			name: "non-PIE executable",
+			segs: jitHostSegs,
+			maps: []string{
+				"00400000-00404000 r--p 00000000 fe:00 1 /bin/jit_host",
+				"00404000-0040e000 r-xp 00004000 fe:00 1 /bin/jit_host",
+				"0040e000-00411000 r--p 0000e000 fe:00 1 /bin/jit_host",
+				"00411000-00412000 r--p 00010000 fe:00 1 /bin/jit_host",
+				"00412000-00413000 rw-p 00011000 fe:00 1 /bin/jit_host",
+			},
+			want: []uint64{0},
+		},
+		{
+			// Page 0x2000 is mapped at 0x7f0000002000 (rodata) and at
+			// 0x7f0000003000 (RELRO data), both r--p: only one reading
+			// places every segment.
+			name: "one file page in two r--p mappings",
+			segs: sharedPageSegs,
+			maps: []string{
+				"7f0000000000-7f0000001000 r--p 00000000 fe:00 7 /lib/x.so",
+				"7f0000001000-7f0000002000 r-xp 00001000 fe:00 7 /lib/x.so",
+				"7f0000002000-7f0000003000 r--p 00002000 fe:00 7 /lib/x.so",
+				"7f0000003000-7f0000004000 r--p 00002000 fe:00 7 /lib/x.so",
+				"7f0000004000-7f0000006000 rw-p 00003000 fe:00 7 /lib/x.so",
+			},
+			want: []uint64{0x7f0000000000},
+		},
+		{
+			name: "loaded twice (dlmopen)",
+			segs: libLLVMSegs,
+			maps: []string{
+				"7e00e1c00000-7e00e7d62000 r-xp 00000000 fe:00 325975 /l.so",
+				"7e00e7d63000-7e00e84d7000 r--p 06162000 fe:00 325975 /l.so",
+				"7e00e84d7000-7e00e84e0000 rw-p 068d6000 fe:00 325975 /l.so",
+				"7fd1e1c00000-7fd1e7d62000 r-xp 00000000 fe:00 325975 /l.so",
+				"7fd1e7d63000-7fd1e84d7000 r--p 06162000 fe:00 325975 /l.so",
+				"7fd1e84d7000-7fd1e84e0000 rw-p 068d6000 fe:00 325975 /l.so",
+			},
+			want: []uint64{0x7e00e1c00000, 0x7fd1e1c00000},
+		},
+		{
+			name: "data mapped at the wrong offset",
+			segs: libLLVMSegs,
+			maps: []string{
+				"7fd1e1c00000-7fd1e7d62000 r-xp 00000000 fe:00 325975 /l.so",
+				"7fd1e7d63000-7fd1e84d7000 r--p 06163000 fe:00 325975 /l.so",
+				"7fd1e84d7000-7fd1e84e0000 rw-p 068d7000 fe:00 325975 /l.so",
+			},
+			wantErr: "its 3 mappings fit none of the",
+		},
+		{
+			name:    "data segment not mapped",
+			segs:    libLLVMSegs,
+			maps:    []string{"7fd1e1c00000-7fd1e7d62000 r-xp 00000000 fe:00 325975 /l.so"},
+			wantErr: "fit none",
+		},
+		{
+			name:    "offset and address not congruent",
+			segs:    []segment{{Vaddr: 0x1010, Memsz: 16, Off: 0x20, Filesz: 16}},
+			maps:    []string{"7f0000000000-7f0000001000 r--p 00000000 fe:00 7 /x.so"},
+			wantErr: "not congruent",
+		},
+		{
+			name:    "no PT_LOAD",
+			maps:    []string{"7f0000000000-7f0000001000 r--p 00000000 fe:00 7 /x.so"},
+			wantErr: "no PT_LOAD",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadBiases(tt.segs, mapsOf(t, tt.maps...), 0x1000)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("got %#x, %v; want an error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("got %#x, %v; want %#x", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadBiasLLVMDescriptor is the worked example of loadBiases' doc.
+func TestLoadBiasLLVMDescriptor(t *testing.T) {
+	maps := mapsOf(t,
+		"7fd1e1c00000-7fd1e7d62000 r-xp 00000000 fe:00 325975 /l.so",
+		"7fd1e7d62000-7fd1e7d63000 ---p 06162000 fe:00 325975 /l.so",
+		"7fd1e7d63000-7fd1e84d7000 r--p 06162000 fe:00 325975 /l.so",
+		"7fd1e84d7000-7fd1e84e0000 rw-p 068d6000 fe:00 325975 /l.so")
+	const value = 0x68dbb50 // st_value of __jit_debug_descriptor
+	b, err := loadBiases(libLLVMSegs, maps, 0x1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := value+b[0], uint64(0x7fd1e84dbb50); got != want {
+		t.Errorf("got descriptor at %#x, want %#x (what gdb printed)", got, want)
+	}
+	rw := maps[3]
+	if naive := rw.Start + value - rw.Offset; naive == value+b[0] {
+		t.Errorf("the naive rw-p formula agrees (%#x); the example no longer shows the page difference", naive)
+	}
+}
+
+// libLLVM14 is Debian's LLVM 14 shared library, which holds the GDB JIT
+// interface symbols in .dynsym only.
+const libLLVM14 = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+
+func TestFindSymbolsLibLLVM(t *testing.T) {
+	f, err := elf.Open(libLLVM14)
+	if err != nil {
+		testenv.Missing(t, libLLVM14, "apt-get install libllvm14")
+	}
+	defer f.Close()
+	if _, err := f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
+		t.Logf("%s has a .symtab (%v); the test is meant for the stripped library", libLLVM14, err)
+	}
+	got, err := findSymbols(f, descriptorSymbol, registerCodeSymbol, "no_such_symbol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got[descriptorSymbol]; d.Value == 0 || d.Size != descriptorSize {
+		t.Errorf("got %s value %#x size %d, want a defined %d-byte object", descriptorSymbol, d.Value, d.Size, descriptorSize)
+	}
+	if r := got[registerCodeSymbol]; r.Value == 0 {
+		t.Errorf("got %s value %#x, want a defined function", registerCodeSymbol, r.Value)
+	}
+	if _, ok := got["no_such_symbol"]; ok {
+		t.Errorf("found no_such_symbol, want nothing")
+	}
+	segs := loadSegments(f)
+	if len(segs) < 2 || !segs[0].Exec {
+		t.Errorf("got PT_LOAD segments %+v, want text and data", segs)
+	}
+}
