@@ -97,18 +97,18 @@ func TestParseObjectErrors(t *testing.T) {
 		{name: "shstrndx zero", edit: func(b []byte) []byte { le.PutUint16(b[62:], 0); return b }, wantOff: 62, want: "index 0 out of range"},
 		{name: "shstrndx too big", edit: func(b []byte) []byte { le.PutUint16(b[62:], 99); return b }, wantOff: 62, want: "index 99 out of range"},
 		{
-			name: "name table not STRTAB",
-			edit: func(b []byte) []byte { le.PutUint32(b[shoff+shstrndx*shdrSize+4:], uint32(elf.SHT_PROGBITS)); return b },
+			name:    "name table not STRTAB",
+			edit:    func(b []byte) []byte { le.PutUint32(b[shoff+shstrndx*shdrSize+4:], uint32(elf.SHT_PROGBITS)); return b },
 			wantOff: shoff + shstrndx*shdrSize + 4, want: "has type SHT_PROGBITS, want SHT_STRTAB",
 		},
 		{
-			name: "section contents past end",
-			edit: func(b []byte) []byte { le.PutUint64(b[shoff+shdrSize+32:], 1<<20); return b },
+			name:    "section contents past end",
+			edit:    func(b []byte) []byte { le.PutUint64(b[shoff+shdrSize+32:], 1<<20); return b },
 			wantOff: shoff + shdrSize + 24, want: "section 1: contents",
 		},
 		{
-			name: "address wraps",
-			edit: func(b []byte) []byte { le.PutUint64(b[shoff+shdrSize+16:], ^uint64(0)-2); return b },
+			name:    "address wraps",
+			edit:    func(b []byte) []byte { le.PutUint64(b[shoff+shdrSize+16:], ^uint64(0)-2); return b },
 			wantOff: shoff + shdrSize + 16, want: "wraps around",
 		},
 		{
