@@ -24,8 +24,10 @@ package driver
 
 import (
 	"flag"
+	"io"
 	"net/http"
 	"os"
+	"sync"
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/transport"
@@ -90,19 +92,25 @@ type Options struct {
 func PProf(o *Options) error {
 	r := newRun(o)
 	defer r.close()
-	return gdriver.PProf(r.upstreamOptions())
+	if err := gdriver.PProf(r.upstreamOptions()); err != nil {
+		return err
+	}
+	if e := r.pendingExport(); e != nil {
+		return e.finish(r.writer(), r.ui)
+	}
+	return nil
 }
 
 // upstreamOptions returns the options for upstream's driver: the
 // caller's plugins with jitpprof's in place of the ones it changes.
 func (r *run) upstreamOptions() *gdriver.Options {
 	return &gdriver.Options{
-		Writer:        r.opts.Writer,
+		Writer:        exportWriter{r: r},
 		Flagset:       r.flags,
 		Fetch:         &fetcher{run: r},
 		Sym:           r.opts.Sym,
 		Obj:           r.opts.Obj,
-		UI:            r.ui,
+		UI:            &exportUI{UI: r.ui, r: r},
 		HTTPServer:    r.opts.HTTPServer,
 		HTTPTransport: r.transport,
 	}
@@ -131,6 +139,8 @@ func newRun(o *Options) *run {
 		r.transport = transport.New(r.flags)
 	}
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv)
+	r.exportFlags = defineExportFlags(r.flags)
+	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
 	return r
 }
 
@@ -142,6 +152,36 @@ type run struct {
 	ui        UI
 	transport http.RoundTripper
 	jit       *jitStage
+
+	exportFlags exportFlags
+	exportMu    sync.Mutex
+	export      *export // the -folded or -flamegraph report in progress
 }
 
 func (r *run) close() { r.jit.close() }
+
+func (r *run) pendingExport() *export {
+	r.exportMu.Lock()
+	defer r.exportMu.Unlock()
+	return r.export
+}
+
+func (r *run) setPendingExport(e *export) {
+	r.exportMu.Lock()
+	r.export = e
+	r.exportMu.Unlock()
+}
+
+// writer returns the caller's Writer, or one creating files as upstream
+// pprof's default does.
+func (r *run) writer() Writer {
+	if r.opts.Writer != nil {
+		return r.opts.Writer
+	}
+	return fileWriter{}
+}
+
+// fileWriter creates the named file.
+type fileWriter struct{}
+
+func (fileWriter) Open(name string) (io.WriteCloser, error) { return os.Create(name) }

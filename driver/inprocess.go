@@ -1,12 +1,43 @@
 package driver
 
 import (
-	"errors"
+	"fmt"
 
+	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 )
 
-// openInProcess opens a JIT object with the in-process symbolizer.
-func openInProcess(path string) (symbolizer.Object, error) {
-	return nil, errors.New("in-process symbolizer not available yet")
+// openInProcess opens a JIT object with jitpprof's in-process symbolizer,
+// and says once if the object has no DWARF, so that only function names
+// from its symbol table can be given.
+func (j *jitStage) openInProcess(path string) (symbolizer.Object, error) {
+	s, err := jitsym.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if !s.HasDWARF() {
+		j.warnOnce(fmt.Sprintf("JIT objects: %s: no DWARF debug information; "+
+			"JIT frames get function names from its symbol table, without file:line", path))
+	}
+	return inProcessObject{s}, nil
 }
+
+// inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object.
+type inProcessObject struct {
+	s *jitsym.Symbolizer
+}
+
+func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	frames, err := o.s.SourceLine(addr)
+	if err != nil || len(frames) == 0 {
+		return nil, err
+	}
+	out := make([]gdriver.Frame, len(frames))
+	for i, f := range frames {
+		out[i] = gdriver.Frame(f)
+	}
+	return out, nil
+}
+
+func (o inProcessObject) Close() error { return o.s.Close() }

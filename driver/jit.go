@@ -57,19 +57,20 @@ type objectSet struct {
 
 func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string) *jitStage {
 	flags.AddExtraUsage(jitUsage)
-	return &jitStage{
+	j := &jitStage{
 		ui:         ui,
 		flags:      flags,
 		dirFlag:    flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta)"),
 		symFlag:    flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
 		extraDirs:  extraDirs,
 		getenv:     getenv,
-		syms:       symbolizer.NewCache(openInProcess),
 		progressAt: time.Second,
 		stderrTTY:  isTerminal(os.Stderr),
 		sets:       map[string]*objectSet{},
 		warned:     map[string]bool{},
 	}
+	j.syms = symbolizer.NewCache(j.openInProcess)
+	return j
 }
 
 func (j *jitStage) close() { j.syms.Close() }

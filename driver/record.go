@@ -10,6 +10,9 @@ type flagRecorder struct {
 	ints    map[string]*int
 	floats  map[string]*float64
 	lists   map[string]*[]*string
+
+	// afterParse, if not nil, runs right after the flags are parsed.
+	afterParse func()
 }
 
 func newFlagRecorder(fs FlagSet) *flagRecorder {
@@ -69,4 +72,14 @@ func (r *flagRecorder) boolFlag(name string) bool {
 		return *v
 	}
 	return false
+}
+
+// Parse parses the flags, then runs the afterParse hook, which may adjust
+// flag values before upstream reads them.
+func (r *flagRecorder) Parse(usage func()) []string {
+	args := r.FlagSet.Parse(usage)
+	if r.afterParse != nil {
+		r.afterParse()
+	}
+	return args
 }

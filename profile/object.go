@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // An Object is one JIT object: NAME.elf, the relocatable object with
@@ -182,16 +184,19 @@ type elfSection struct {
 }
 
 // readELFSections returns the sections of a relocatable ELF file with
-// their load addresses (sh_addr); exec marks allocated code sections.
+// their load addresses (sh_addr); exec marks allocated code sections. It
+// reads only the ELF header and the section header table, both validated
+// against the file size.
 func readELFSections(path string) ([]elfSection, error) {
-	f, err := elf.Open(path)
+	f, err := elfrel.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("not a valid ELF file: %w", unwrapPathError(err))
+		var unsupported *elfrel.UnsupportedError
+		if errors.As(err, &unsupported) {
+			return nil, fmt.Errorf("not a JIT object dump we can read: %s", unsupported.Msg)
+		}
+		return nil, stripFileName(err, path)
 	}
 	defer f.Close()
-	if f.Type != elf.ET_REL {
-		return nil, fmt.Errorf("is an %v file, not a relocatable (ET_REL) JIT object", f.Type)
-	}
 	var out []elfSection
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NULL {
@@ -274,6 +279,16 @@ func unwrapPathError(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	return err
+}
+
+// stripFileName removes the "path: " prefix from an error of a reader
+// that names the file itself, since ObjectError names it already.
+func stripFileName(err error, path string) error {
+	err = unwrapPathError(err)
+	if msg, ok := strings.CutPrefix(err.Error(), path+": "); ok {
+		return errors.New(msg)
 	}
 	return err
 }

@@ -1,0 +1,219 @@
+package driver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+)
+
+// jitpprof's own output formats, -folded (also -collapsed) and
+// -flamegraph, are made from the profile upstream pprof writes for
+// -proto: by then upstream has applied every filter (-focus, -ignore,
+// -hide, -show, -tagfocus, ...) exactly as for its own reports. The
+// export asks upstream for that proto under a reserved output name,
+// catches it in the Writer, and converts it.
+
+// exportOutput is the reserved -output name under which upstream writes
+// the proto an export is made from. It never reaches the file system.
+const exportOutput = "jitpprof-export.internal.pb.gz"
+
+// Export formats.
+const (
+	formatFolded     = "folded"
+	formatFlameGraph = "flamegraph"
+)
+
+// exportUsage is the help text for the export flags.
+const exportUsage = `  Flame graphs (jitpprof):
+    -folded, -collapsed   Folded stacks ("root;...;leaf VALUE" lines) of the
+                          sample type chosen by -sample_index
+    -flamegraph           Standalone interactive SVG flame graph
+    -flamegraph_title     Title of the flame graph`
+
+// exportFlags are the flags of the export formats.
+type exportFlags struct {
+	folded, collapsed, flameGraph *bool
+	title                         *string
+}
+
+func defineExportFlags(fs FlagSet) exportFlags {
+	fs.AddExtraUsage(exportUsage)
+	return exportFlags{
+		folded:     fs.Bool("folded", false, "Generate folded stacks"),
+		collapsed:  fs.Bool("collapsed", false, "Generate folded stacks (same as -folded)"),
+		flameGraph: fs.Bool("flamegraph", false, "Generate an SVG flame graph"),
+		title:      fs.String("flamegraph_title", "", "Title of the flame graph"),
+	}
+}
+
+// An export is one pending -folded or -flamegraph report.
+type export struct {
+	format string // formatFolded or formatFlameGraph
+	dest   string // output file, "" for standard output
+	// The configuration the report is made with, as upstream's
+	// interactive "options" command or the command line gave it.
+	sampleIndex string
+	granularity string
+	noInlines   bool
+	title       string
+
+	mu   sync.Mutex
+	data []byte // the proto upstream wrote, once it has
+}
+
+// commandLineExport turns a command line asking for -folded or
+// -flamegraph into one asking upstream for -proto under the reserved
+// output name, and returns the pending export. Conflicting formats are
+// left for upstream to reject: it refuses more than one output format.
+func (r *run) commandLineExport() *export {
+	f := r.exportFlags
+	var formats []string
+	if *f.folded || *f.collapsed {
+		formats = append(formats, formatFolded)
+	}
+	if *f.flameGraph {
+		formats = append(formats, formatFlameGraph)
+	}
+	if len(formats) == 0 {
+		return nil
+	}
+	proto, output := r.flags.bools["proto"], r.flags.strings["output"]
+	if proto == nil || output == nil {
+		return nil // not upstream's flag set; nothing to hook
+	}
+	if *proto || len(formats) > 1 {
+		// Two formats: make upstream say so ("must set at most one
+		// output format") by asking for a second one.
+		if raw := r.flags.bools["raw"]; raw != nil {
+			*raw = true
+		}
+	}
+	e := &export{
+		format:      formats[0],
+		dest:        *output,
+		sampleIndex: commandLineSampleIndex(r.flags),
+		granularity: commandLineGranularity(r.flags),
+		noInlines:   r.flags.boolFlag("noinlines"),
+		title:       *f.title,
+	}
+	*proto, *output = true, exportOutput
+	return e
+}
+
+// commandLineSampleIndex returns the sample type the command line
+// selects, applying the legacy shortcuts (-inuse_space, ...) as upstream
+// does: -sample_index wins, then the first shortcut in upstream's order
+// (upstream warns about the others).
+func commandLineSampleIndex(flags *flagRecorder) string {
+	si := flags.stringFlag("sample_index")
+	for _, s := range []struct{ flag, index string }{
+		{"total_delay", "delay"},
+		{"mean_delay", "delay"},
+		{"contentions", "contentions"},
+		{"inuse_space", "inuse_space"},
+		{"inuse_objects", "inuse_objects"},
+		{"alloc_space", "alloc_space"},
+		{"alloc_objects", "alloc_objects"},
+	} {
+		if flags.boolFlag(s.flag) && si == "" {
+			si = s.index
+		}
+	}
+	return si
+}
+
+// commandLineGranularity returns the granularity the command line
+// selects: one of upstream's granularity flags, or "" for its default,
+// functions.
+func commandLineGranularity(flags *flagRecorder) string {
+	for _, g := range []string{"functions", "filefunctions", "files", "lines", "addresses"} {
+		if flags.boolFlag(g) {
+			return g
+		}
+	}
+	return flags.stringFlag("granularity")
+}
+
+// captured stores the proto upstream wrote for e.
+func (e *export) captured(data []byte) {
+	e.mu.Lock()
+	e.data = data
+	e.mu.Unlock()
+}
+
+// finish converts the captured proto and writes the report to its
+// destination through w (standard output when it has none).
+func (e *export) finish(w Writer, ui UI) error {
+	e.mu.Lock()
+	data := e.data
+	e.mu.Unlock()
+	if data == nil {
+		return errors.New("no profile was produced for the " + e.format + " report")
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return fmt.Errorf("reading back the filtered profile: %w", err)
+	}
+	var out bytes.Buffer
+	if err := e.render(&out, p); err != nil {
+		return err
+	}
+	if e.dest == "" {
+		_, err := os.Stdout.Write(out.Bytes())
+		return err
+	}
+	ui.PrintErr("Generating report in ", e.dest)
+	f, err := w.Open(e.dest)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(out.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// exportWriter is the Writer jitpprof gives upstream: it catches the
+// proto written under the reserved name and passes everything else to
+// the caller's Writer (or creates the file, as upstream does).
+type exportWriter struct {
+	r *run
+}
+
+func (w exportWriter) Open(name string) (io.WriteCloser, error) {
+	if name == exportOutput {
+		if e := w.r.pendingExport(); e != nil {
+			return &captureFile{e: e}, nil
+		}
+	}
+	return w.r.writer().Open(name)
+}
+
+// captureFile is the in-memory file the reserved output name opens.
+type captureFile struct {
+	bytes.Buffer
+	e *export
+}
+
+func (c *captureFile) Close() error {
+	c.e.captured(bytes.Clone(c.Bytes()))
+	return nil
+}
+
+// isExportNotice reports whether a message is upstream's notice that it
+// writes the report to the reserved name, which the user must not see.
+func isExportNotice(args []any) bool {
+	return strings.TrimSpace(fmt.Sprint(args...)) == "Generating report in "+exportOutput
+}
+
+// render writes the report of e for p.
+func (e *export) render(w io.Writer, p *profile.Profile) error {
+	return errors.New("not implemented yet")
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# ./test.sh - install what the tests need, then run them all.
+#
+# Steps: Debian packages (installed when missing and running as root),
+# static checks (gofmt, go vet, staticcheck), fresh MCJIT fixtures from a
+# real LLVM 14 MCJIT run, the Go tests (unit, differential against
+# llvm-symbolizer, end to end against upstream pprof, Graphviz, Chromium),
+# each fuzzer for a short fixed time, and every benchmark once.
+#
+# With CI=true nothing is skipped: a missing component fails the run.
+# FUZZTIME (default 10s) sets how long each fuzzer runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+root=$PWD
+build=$root/build
+mkdir -p "$build"
+export PATH="$(go env GOPATH)/bin:$PATH"
+
+step() { printf '\n=== %s\n' "$*"; }
+fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
+
+# Debian packages the tests use: LLVM 14 and clang for the MCJIT fixtures
+# and the llvm-symbolizer oracle, gperftools for the profiles, GCC and
+# binutils for synthetic objects and pprof's binutils symbolizer,
+# Graphviz and poppler for -pdf, Chromium for the web UI and the flame
+# graph, Node.js and npm for the speedscope viewer.
+packages=(
+  build-essential binutils
+  clang-14 llvm-14 llvm-14-dev
+  google-perftools libgoogle-perftools-dev
+  graphviz poppler-utils
+  chromium
+  nodejs npm
+)
+if [[ -f testdata/mcjit/packages.txt ]]; then
+  mapfile -t -O "${#packages[@]}" packages < <(grep -v -e '^\s*#' -e '^\s*$' testdata/mcjit/packages.txt)
+fi
+
+step "Debian packages"
+missing=()
+for p in $(printf '%s\n' "${packages[@]}" | sort -u); do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "installing: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  elif [[ ${CI:-} == true ]]; then
+    fail "missing Debian packages (run as root to install): ${missing[*]}"
+  else
+    echo "warning: missing Debian packages: ${missing[*]}; tests needing them will be skipped" >&2
+  fi
+else
+  echo "all present"
+fi
+
+step "Static checks"
+unformatted=$(gofmt -l .)
+[[ -z $unformatted ]] || fail "gofmt needed on: $unformatted"
+go vet ./...
+if ! command -v staticcheck >/dev/null; then
+  go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+fi
+staticcheck ./...
+
+step "Fresh MCJIT fixtures (real LLVM 14 MCJIT run)"
+fresh=$build/mcjit
+if command -v clang-14 >/dev/null && command -v llvm-config-14 >/dev/null; then
+  rm -rf "$fresh"
+  testdata/mcjit/generate.sh "$fresh"
+  export JITPPROF_FRESH_MCJIT=$fresh
+elif [[ ${CI:-} == true ]]; then
+  fail "clang-14/llvm-config-14 missing: cannot regenerate the MCJIT fixtures"
+else
+  echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
+fi
+
+step "Go tests"
+go test -count=1 ./...
+
+step "Fuzzing (${FUZZTIME:-10s} per fuzzer)"
+for pkg in $(go list ./...); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
+  for fuzzer in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
+    echo "$pkg $fuzzer"
+    log=$build/fuzz-$fuzzer.log
+    if ! go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then
+      cat "$log"
+      fail "$fuzzer in $pkg failed; the failing input is under testdata/fuzz/$fuzzer in that package"
+    fi
+  done
+done
+
+step "Benchmarks (one iteration each)"
+go test -run='^$' -bench=. -benchtime=1x ./... >"$build/bench-smoke.log" 2>&1 ||
+  { cat "$build/bench-smoke.log"; fail "a benchmark failed"; }
+
+step "All tests passed"
