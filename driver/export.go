@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/folded"
 )
 
 // jitpprof's own output formats, -folded (also -collapsed) and
@@ -215,5 +216,22 @@ func isExportNotice(args []any) bool {
 
 // render writes the report of e for p.
 func (e *export) render(w io.Writer, p *profile.Profile) error {
-	return errors.New("not implemented yet")
+	si, err := p.SampleIndexByName(e.sampleIndex)
+	if err != nil {
+		return err
+	}
+	stacks, err := folded.Stacks(p, folded.Options{
+		SampleIndex: si,
+		Granularity: e.granularity,
+		NoInlines:   e.noInlines,
+	})
+	if err != nil {
+		return err
+	}
+	switch e.format {
+	case formatFolded:
+		return folded.Write(w, stacks)
+	default:
+		return fmt.Errorf("%s output is not available", e.format)
+	}
 }
