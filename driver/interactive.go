@@ -21,10 +21,10 @@ type exportUI struct {
 	UI
 	r *run
 
-	queue     []string         // commands for upstream before the next prompt
-	options   *strings.Builder // upstream's "options" output, while captured
-	pending   *export          // the interactive export in progress
-	eofAfter  bool             // the user's input ended with the export command
+	queue    []string         // commands for upstream before the next prompt
+	options  *strings.Builder // upstream's "options" output, while captured
+	pending  *export          // the interactive export in progress
+	eofAfter bool             // the user's input ended with the export command
 }
 
 // exportHelp is what "help folded" and "help flamegraph" print.
