@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# generate.sh OUTDIR - build the MCJIT fixture generator, run it, check the
+# results.
+#
+# Leaves in OUTDIR:
+#   cpu.prof          gperftools CPU profile (legacy binary format)
+#   heap.prof         heap profile from HeapProfilerStart, 4 values per sample
+#   heap_sample.prof  tcmalloc heap sample (GetHeapSample), 2 values per sample
+#   maps.txt          /proc/self/maps of the host at the end of the run
+#   jit/NAME.elf      JIT debug objects written by pprof_jit::DumpListener,
+#   jit/NAME.meta     one pair per JIT-compiled module (two modules)
+#   bin/jit_host      the host and the library the profiles' MAPPED_LIBRARIES
+#   bin/libleaf.so    name (by their absolute path under OUTDIR/bin)
+#   build/            intermediate files (bitcode)
+#
+# Environment: JIT_HOST_SECONDS (CPU seconds per thread, default 4),
+# JIT_HOST_THREADS (default 2). Needs the Debian packages in packages.txt.
+#
+# Exits non-zero, naming the failed check, unless the JIT region sits directly
+# below libleaf.so's r-xp mapping in the profiles, the CPU and heap profiles
+# sample addresses inside the dumped JIT sections, and llvm-symbolizer turns
+# sampled JIT addresses into workload.c functions with file:line.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 2
+fi
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+build=$out/build
+bin=$out/bin
+
+# libleaf.so's preferred load address. The dynamic loader passes it to mmap
+# as a hint, which the kernel honours when the range is free. It lies far
+# below where Linux puts shared libraries and thread stacks (just under
+# 0x7f0000000000 by default, growing down) and far above the heap, so the
+# 32 MiB below it stay free for jit_host's code and data regions. A fixed
+# address also makes every run load the JIT code at the same addresses.
+leaf_base=0x500000000000
+
+for tool in clang-14 llvm-config-14 llvm-symbolizer-14 g++ python3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "generate.sh: $tool not found; install the packages in $here/packages.txt" >&2
+    exit 1
+  fi
+done
+
+# The outputs of a previous run are replaced; refuse to touch anything else.
+for entry in "$out"/* "$out"/.[!.]*; do
+  [[ -e $entry ]] || continue
+  case ${entry##*/} in
+    build | bin | jit | cpu.prof | heap.prof | heap_sample.prof | maps.txt) ;;
+    *)
+      echo "generate.sh: $out holds $entry, which generate.sh did not make; use an empty or new OUTDIR" >&2
+      exit 1
+      ;;
+  esac
+done
+rm -rf "$build" "$bin" "$out/jit"
+rm -f "$out/cpu.prof" "$out/heap.prof" "$out/heap_sample.prof" "$out/maps.txt"
+mkdir -p "$build" "$bin"
+
+# Compile from this directory with relative source names and record
+# /jitpprof/testdata/mcjit as the compilation directory, so debug info names
+# sources /jitpprof/testdata/mcjit/FILE wherever the checkout is. (A relative
+# compilation directory would be joined twice by DWARF 5 readers, because
+# clang also stores it as include directory 0: testdata/mcjit/testdata/...)
+cd "$here"
+prefix_map=-fdebug-prefix-map=$here=/jitpprof/testdata/mcjit
+
+echo "generate.sh: compiling workload.c to bitcode" >&2
+for part in 1 2; do
+  clang-14 -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
+    -DWORKLOAD_PART=$part -emit-llvm -c workload.c -o "$build/workload$part.bc"
+done
+
+echo "generate.sh: building libleaf.so" >&2
+# -z noseparate-code: the first mapping of the library is its r-xp text at
+# file offset 0, with no r--p header page below it, so JIT code placed
+# directly below touches the executable mapping.
+clang-14 -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
+  -fPIC -shared leaf.c -o "$bin/libleaf.so" \
+  -Wl,-soname,libleaf.so -Wl,-z,noseparate-code -Wl,-Ttext-segment=$leaf_base
+
+echo "generate.sh: building jit_host" >&2
+llvm_inc=$(llvm-config-14 --includedir)
+read -r -a llvm_ldflags <<<"$(llvm-config-14 --ldflags)"
+read -r -a llvm_libs <<<"$(llvm-config-14 --libs)"
+# -no-pie: the host itself loads at a fixed address too.
+# --no-as-needed: jit_host never calls libleaf; the JIT code does, so the
+# library must be loaded at startup (at its preferred address) regardless.
+g++ -std=c++17 -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra \
+  -Werror -no-pie -isystem "$llvm_inc" \
+  -D_GNU_SOURCE -D__STDC_CONSTANT_MACROS -D__STDC_FORMAT_MACROS \
+  -D__STDC_LIMIT_MACROS jit_host.cpp code_layout.cpp -o "$bin/jit_host" \
+  -L"$bin" -Wl,--push-state,--no-as-needed -lleaf -Wl,--pop-state \
+  "-Wl,-rpath,\$ORIGIN" "${llvm_ldflags[@]}" "${llvm_libs[@]}" \
+  -ltcmalloc_and_profiler
+
+echo "generate.sh: running jit_host" >&2
+"$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
+  --threads "${JIT_HOST_THREADS:-2}" \
+  "$build/workload1.bc" "$build/workload2.bc"
+
+echo "generate.sh: checking the results" >&2
+python3 check.py --symbolizer llvm-symbolizer-14 --summary "$out"
