@@ -36,8 +36,10 @@ const (
 // parseObject checks that data is a 64-bit relocatable ELF object in byte
 // order order whose section header table, section names and section
 // contents all lie within data, and returns its sections (without the
-// null section 0) and its ident (see objectIdent). The checks are those
-// the mapping stage and debug/elf rely on; anything else is left to them.
+// null section 0) and its ident (the first STT_FILE symbol's base name,
+// as the dump listener computes it, or "jit"). The checks come first
+// with precise messages; debug/elf, which the mapping stage reads the
+// file with, has the last word.
 func parseObject(data []byte, order binary.ByteOrder) ([]Section, string, error) {
 	fail := func(off uint64, format string, args ...any) ([]Section, string, error) {
 		return nil, "", &FormatError{Off: off, Msg: fmt.Sprintf(format, args...)}
@@ -120,6 +122,12 @@ func parseObject(data []byte, order binary.ByteOrder) ([]Section, string, error)
 			return fail(raw[i].headerLocation, "section %d: name offset %d outside the %d-byte name table or unterminated", i, r.name, len(names))
 		}
 		secs = append(secs, Section{Name: name, Addr: r.addr, Size: r.sz, Type: r.typ, Flags: r.flags})
+	}
+
+	// The mapping stage opens the file with debug/elf, which checks more
+	// (program headers, for one); what it rejects is of no use.
+	if _, err := elf.NewFile(bytes.NewReader(data)); err != nil {
+		return fail(0, "debug/elf rejects it: %v", err)
 	}
 
 	// The ident, as the dump listener computes it: the first named
