@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/testenv"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// An mcjitRun is the output of testdata/mcjit/generate.sh: profiles of a
+// real LLVM 14 MCJIT host whose JIT code sits right below libleaf.so, the
+// JIT objects it dumped, and its binaries.
+type mcjitRun struct {
+	name string
+	dir  string
+}
+
+func (r mcjitRun) path(name string) string { return filepath.Join(r.dir, name) }
+func (r mcjitRun) jitDir() string          { return r.path("jit") }
+
+// env makes pprof find the run's binaries by base name.
+func (r mcjitRun) env() []string { return []string{"PPROF_BINARY_PATH=" + r.path("bin")} }
+
+// mcjitRuns returns the checked-in run, and the fresh one ./test.sh
+// generates when JITPPROF_FRESH_MCJIT names it.
+func mcjitRuns(t *testing.T) []mcjitRun {
+	t.Helper()
+	runs := []mcjitRun{{name: "golden", dir: filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden")}}
+	if dir := os.Getenv("JITPPROF_FRESH_MCJIT"); dir != "" {
+		runs = append(runs, mcjitRun{name: "fresh", dir: dir})
+	} else if testenv.InCI() {
+		t.Fatal("JITPPROF_FRESH_MCJIT is not set: under CI, ./test.sh must regenerate the MCJIT fixtures")
+	}
+	return runs
+}
+
+// pprofProto runs pprof on a profile of run with args and returns the
+// profile it writes with -proto.
+func pprofProto(t *testing.T, run mcjitRun, prof string, args ...string) (*profile.Profile, result) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.pb.gz")
+	args = append(append([]string{"-proto", "-output", out}, args...), run.path(prof))
+	r := runPProf(t, t.TempDir(), run.env(), args...)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("pprof %s wrote no profile: %v\n%s", strings.Join(args, " "), err, r.stderr)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r
+}
+
+// runPProf runs pprof and fails the test if it fails.
+func runPProf(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	r := run(pprofCmd(t, dir, env, args...))
+	if r.err != nil {
+		t.Fatalf("pprof %s: %v\n%s", strings.Join(args, " "), r.err, r.stderr)
+	}
+	return r
+}
+
+// TestJITMatchesLLVMSymbolizer checks every location of the real MCJIT
+// CPU and heap profiles against llvm-symbolizer: a JIT address gets, in
+// one mapping per object, exactly the frames llvm-symbolizer gives for it
+// in that object; a libleaf.so address (the library right above the JIT
+// code, whose base upstream pprof moves) gets exactly the frames
+// llvm-symbolizer gives for it in libleaf.so.
+func TestJITMatchesLLVMSymbolizer(t *testing.T) {
+	for _, mr := range mcjitRuns(t) {
+		objs, errs := jprofile.Load([]string{mr.jitDir()})
+		if len(errs) != 0 || objs.Len() != 2 {
+			t.Fatalf("%s: loading JIT objects: %d objects, errors %v; want 2 and none", mr.name, objs.Len(), errs)
+		}
+		for _, prof := range []string{"cpu.prof", "heap.prof", "heap_sample.prof"} {
+			t.Run(mr.name+"/"+prof, func(t *testing.T) {
+				p, _ := pprofProto(t, mr, prof, "-jit_dir", mr.jitDir())
+				jitLocs := map[string][]*profile.Location{}
+				var leafLocs []*profile.Location
+				for _, l := range p.Location {
+					obj, _ := objs.Lookup(l.Address)
+					m := l.Mapping
+					switch {
+					case obj != nil:
+						if m == nil || m.File != obj.Path || m.Start != 0 || m.Limit != ^uint64(0) || m.Offset != 0 {
+							t.Errorf("JIT address %#x has mapping %+v, want [0, ^0) of %s", l.Address, m, obj.Path)
+							continue
+						}
+						jitLocs[m.File] = append(jitLocs[m.File], l)
+					case m != nil && filepath.Base(m.File) == "libleaf.so":
+						leafLocs = append(leafLocs, l)
+					}
+				}
+				if len(jitLocs) == 0 || len(leafLocs) == 0 {
+					t.Fatalf("found %d JIT objects and %d libleaf.so locations in the profile, want some of each", len(jitLocs), len(leafLocs))
+				}
+				n := 0
+				for obj, locs := range jitLocs {
+					n += compareLocations(t, obj, locs, 0)
+				}
+				leaf := leafLocs[0].Mapping
+				n += compareLocations(t, leaf.File, leafLocs, loadBias(t, leaf))
+				t.Logf("%d locations compared with llvm-symbolizer", n)
+			})
+		}
+	}
+}
+
+// compareLocations compares the lines of locs, which belong to the
+// object file obj, with llvm-symbolizer's frames for address-bias, and
+// returns how many locations it compared.
+func compareLocations(t *testing.T, obj string, locs []*profile.Location, bias uint64) int {
+	t.Helper()
+	addrs := make([]uint64, len(locs))
+	for i, l := range locs {
+		addrs[i] = l.Address - bias
+	}
+	want := testenv.LLVMSymbolize(t, obj, addrs)
+	for i, l := range locs {
+		got := describeLines(l.Line)
+		var w []string
+		for _, f := range want[i] {
+			w = append(w, fmt.Sprintf("%s %s:%d", f.Func, f.File, f.Line))
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s %#x: frames %q, llvm-symbolizer says %q", filepath.Base(obj), l.Address, got, w)
+		}
+	}
+	return len(locs)
+}
+
+func describeLines(lines []profile.Line) []string {
+	var out []string
+	for _, ln := range lines {
+		out = append(out, fmt.Sprintf("%s %s:%d", ln.Function.SystemName, ln.Function.Filename, ln.Line))
+	}
+	return out
+}
+
+// loadBias returns what to subtract from a run-time address in mapping m
+// to get the address in m's file: the segment holding the mapping's file
+// offset, loaded at m.Start.
+func loadBias(t *testing.T, m *profile.Mapping) uint64 {
+	t.Helper()
+	f, err := elf.Open(m.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Off <= m.Offset && m.Offset < p.Off+p.Filesz {
+			return m.Start - m.Offset + p.Off - p.Vaddr
+		}
+	}
+	t.Fatalf("%s: no PT_LOAD segment holds offset %#x", m.File, m.Offset)
+	return 0
+}
+
+// TestJITReports checks the reports people read, on the checked-in run:
+// JIT functions with file:line and inline frames, the library next to
+// the JIT code with its own functions, and none of upstream's
+// "[libleaf.so]" for JIT code.
+func TestJITReports(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	const src = "/jitpprof/testdata/mcjit/"
+	for _, tc := range []struct {
+		name string
+		args []string
+		prof string
+		want []string
+	}{
+		{
+			name: "cpu -top -lines",
+			args: []string{"-top", "-lines"},
+			prof: "cpu.prof",
+			want: []string{
+				"horner " + src + "workload.c:252 (inline)",
+				"jit_sort_records " + src + "workload.c:193",
+				"jit_tree_sum " + src + "workload.c:229",
+				"dot_row_col " + src + "workload.c:74 (inline)",
+				"fnv1a_step " + src + "workload.c:100 (inline)",
+				"leaf_crc32 " + src + "leaf.c:15",
+			},
+		},
+		{
+			name: "cpu -traces -lines: inline chains",
+			args: []string{"-traces", "-lines"},
+			prof: "cpu.prof",
+			want: []string{
+				"horner " + src + "workload.c:252 (inline)\n             jit_poly " + src + "workload.c:263\n",
+				"fnv1a_step " + src + "workload.c:100 (inline)\n             fnv1a_buf " + src + "workload.c:106 (inline)\n             jit_hash_text " + src + "workload.c:122\n",
+			},
+		},
+		{
+			name: "cpu -top: functions",
+			args: []string{"-top"},
+			prof: "cpu.prof",
+			want: []string{"jit_poly", "jit_matmul", "jit_sieve", "jit_hash_text", "leaf_mix64", "leaf_map_reduce"},
+		},
+		{
+			name: "heap -traces -lines: JIT allocation stacks",
+			args: []string{"-traces", "-lines", "-sample_index=alloc_space"},
+			prof: "heap.prof",
+			want: []string{
+				"jit_make_buffer " + src + "workload.c:282\n             jit_heap_round " + src + "workload.c:305\n",
+				"leaf_alloc_chain " + src + "leaf.c:45\n             jit_heap_round " + src + "workload.c:303\n",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"-jit_dir", mr.jitDir()}, tc.args...), mr.path(tc.prof))
+			r := runPProf(t, t.TempDir(), mr.env(), args...)
+			out := string(r.stdout)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "[libleaf.so]") || strings.Contains(out, "<unknown>") {
+				t.Errorf("output has unsymbolized code ([libleaf.so] or <unknown>):\n%s", out)
+			}
+			if !strings.Contains(string(r.stderr), "JIT objects: using 2 from "+mr.jitDir()) {
+				t.Errorf("stderr does not say which JIT objects were used: %s", r.stderr)
+			}
+		})
+	}
+
+	// Upstream, on the same profile, merges the JIT region into libleaf.so.
+	cmd := pprofCmd(t, t.TempDir(), mr.env(), "-top", mr.path("cpu.prof"))
+	cmd.Path, cmd.Args[0] = upstreamPProf(t), upstreamPProf(t)
+	if r := run(cmd); !bytes.Contains(r.stdout, []byte("[libleaf.so]")) || bytes.Contains(r.stdout, []byte("jit_poly")) {
+		t.Errorf("upstream pprof no longer shows the merge bug on the fixture; is the fixture still exercising it?\n%s", r.stdout)
+	}
+}
+
+// TestJITProtoRoundTrip checks that -proto keeps the JIT symbolization:
+// reports from the written profile, read without any JIT object, equal
+// those made directly.
+func TestJITProtoRoundTrip(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "saved.pb.gz")
+	runPProf(t, dir, mr.env(), "-proto", "-output", saved, "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+	for _, format := range [][]string{{"-top", "-lines"}, {"-traces"}} {
+		direct := runPProf(t, dir, mr.env(), append(append([]string{"-jit_dir", mr.jitDir()}, format...), mr.path("cpu.prof"))...)
+		again := runPProf(t, dir, mr.env(), append(format, saved)...)
+		if !bytes.Equal(direct.stdout, again.stdout) {
+			t.Errorf("%v of the saved profile differs from the direct report:\n got: %s\nwant: %s", format, again.stdout, direct.stdout)
+		}
+		if bytes.Contains(again.stderr, []byte("JIT objects")) {
+			t.Errorf("reading the saved profile used JIT objects: %s", again.stderr)
+		}
+	}
+}
+
+// TestJITInGoStyleProfile checks a proto profile in the shape Go's
+// runtime/pprof writes: anonymous mappings dropped, so JIT locations
+// have no mapping at all.
+func TestJITInGoStyleProfile(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	data, err := os.ReadFile(mr.path("cpu.prof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, maps, err := jprofile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jprofile.Extend(p, maps, nil); err != nil { // unmerged mappings
+		t.Fatal(err)
+	}
+	var kept []*profile.Mapping
+	for _, m := range p.Mapping {
+		if m.File != "" {
+			kept = append(kept, m)
+		}
+	}
+	for _, l := range p.Location {
+		if l.Mapping != nil && l.Mapping.File == "" {
+			l.Mapping = nil
+		}
+	}
+	p.Mapping = kept
+	for i, m := range p.Mapping {
+		m.ID = uint64(i + 1)
+	}
+	goStyle := filepath.Join(t.TempDir(), "go-style.pb.gz")
+	f, err := os.Create(goStyle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	r := runPProf(t, t.TempDir(), mr.env(), "-top", "-lines", "-jit_dir", mr.jitDir(), goStyle)
+	for _, w := range []string{"jit_sort_records /jitpprof/testdata/mcjit/workload.c:193", "leaf_crc32 /jitpprof/testdata/mcjit/leaf.c:15"} {
+		if !bytes.Contains(r.stdout, []byte(w)) {
+			t.Errorf("-top -lines lacks %q:\n%s", w, r.stdout)
+		}
+	}
+}
+
+// TestJITPDF renders the CPU profile with -pdf -lines through real
+// Graphviz, and checks the PDF's text (pdftotext) and its first page
+// rendered to PNG (pdftoppm).
+func TestJITPDF(t *testing.T) {
+	testenv.Tool(t, "dot", "graphviz")
+	pdftotext := testenv.Tool(t, "pdftotext", "poppler-utils")
+	pdftoppm := testenv.Tool(t, "pdftoppm", "poppler-utils")
+	mr := mcjitRuns(t)[0]
+	dir := t.TempDir()
+	pdf := filepath.Join(dir, "cpu.pdf")
+	runPProf(t, dir, mr.env(), "-pdf", "-lines", "-output", pdf, "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+
+	text, err := exec.Command(pdftotext, "-layout", pdf, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	for _, w := range []string{"jit_sort_records", "workload.c:193", "horner", "workload.c:252", "leaf_crc32", "leaf.c:15"} {
+		if !bytes.Contains(text, []byte(w)) {
+			t.Errorf("the PDF's text lacks %q", w)
+		}
+	}
+	if bytes.Contains(text, []byte("libleaf.so]")) {
+		t.Errorf("the PDF shows unsymbolized [libleaf.so] code")
+	}
+
+	page := filepath.Join(dir, "page")
+	if out, err := exec.Command(pdftoppm, "-png", "-r", "40", "-f", "1", "-l", "1", "-singlefile", pdf, page).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, out)
+	}
+	f, err := os.Open(page + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("page 1 is not a PNG: %v", err)
+	}
+	b := img.Bounds()
+	colors := map[color.RGBA]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			colors[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)] = true
+		}
+	}
+	// A call graph has black text and edges and coloured node boxes on
+	// white: many colours. A blank or failed page has one or two.
+	if b.Dx() < 200 || b.Dy() < 200 || len(colors) < 16 {
+		t.Errorf("page 1 renders as %dx%d pixels with %d colours; want a drawn graph", b.Dx(), b.Dy(), len(colors))
+	}
+}
