@@ -85,6 +85,10 @@ func (f *File) DWARF() (*Debug, error) {
 	members := make(map[int]member) // by section index
 	var order []int                 // indexes of members, ascending
 	sizes := make(map[string]uint64)
+	// Sections that overlap in the file could make us read and allocate
+	// more than it holds; in a real object, the sections read here occupy
+	// distinct bytes.
+	budget := uint64(f.size)
 	for i := 1; i < len(f.Sections); i++ {
 		s := &f.Sections[i]
 		if strings.HasPrefix(s.Name, ".zdebug_") {
@@ -102,6 +106,9 @@ func (f *File) DWARF() (*Debug, error) {
 		members[i] = member{name: s.Name, base: sizes[s.Name]}
 		order = append(order, i)
 		sizes[s.Name] += s.Size
+		if err := f.spend(&budget, s); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := sizes[".debug_info"]; !ok {
 		return nil, fmt.Errorf("%s: %w", f.Name, ErrNoDWARF)
@@ -131,8 +138,14 @@ func (f *File) DWARF() (*Debug, error) {
 		if !ok {
 			continue
 		}
+		if err := f.spend(&budget, rs); err != nil {
+			return nil, err
+		}
 		symAddrs, ok := symtabs[rs.Link]
 		if !ok {
+			if err := f.spend(&budget, &f.Sections[rs.Link]); err != nil {
+				return nil, err
+			}
 			syms, err := f.symbolsAt(int(rs.Link))
 			if err != nil {
 				return nil, err
@@ -155,6 +168,16 @@ func (f *File) DWARF() (*Debug, error) {
 	}
 
 	return &Debug{file: f.Name, sections: sections}, nil
+}
+
+// spend charges the size of section s to budget, failing when the
+// sections read add up to more than the file holds.
+func (f *File) spend(budget *uint64, s *Section) error {
+	if s.Size > *budget {
+		return f.formatErr(s.Name, -1, "sections read for DWARF overlap: they add up to more than the %d-byte file", f.size)
+	}
+	*budget -= s.Size
+	return nil
 }
 
 // relocChunk is how many relocation entries DWARF reads at a time: large

@@ -171,3 +171,23 @@ func TestConcatenation(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlappingSections describes one region of the file as many debug
+// sections: reading them all would allocate more than the file holds.
+func TestOverlappingSections(t *testing.T) {
+	o := relocObject(elf.EM_X86_64, 0, nil)
+	for i := 0; i < 3; i++ {
+		o.sections = append(o.sections, testSection{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 64)})
+	}
+	data := o.bytes()
+	bo := binary.LittleEndian
+	shoff := bo.Uint64(data[40:])
+	infoOff := bo.Uint64(data[shoff+2*shdrSize+24:])
+	for i := 7; i < 10; i++ { // the three added sections: each the rest of the file from the first one
+		bo.PutUint64(data[shoff+uint64(i)*shdrSize+24:], infoOff)
+		bo.PutUint64(data[shoff+uint64(i)*shdrSize+32:], uint64(len(data))-infoOff)
+	}
+	f := newTestFile(t, data)
+	_, err := f.DWARF()
+	checkErr(t, err, false, "overlap")
+}
