@@ -1,0 +1,99 @@
+package jitsym
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym/synth"
+)
+
+var update = flag.Bool("update", false, "rewrite the fuzz seed corpus in testdata/fuzz from the objects in testdata")
+
+// FuzzNew builds the index of arbitrary input and looks up a few
+// addresses. It must not panic, must not allocate much more than the input
+// warrants, and every error must be typed and name the file.
+func FuzzNew(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz.o")
+		if err != nil {
+			checkFuzzErr(t, err)
+			return
+		}
+		s, err := New(ef)
+		runtime.ReadMemStats(&after)
+		if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(len(data))+64<<20; alloc > limit {
+			t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, len(data), limit)
+		}
+		if err != nil {
+			checkFuzzErr(t, err)
+			return
+		}
+		var buf []Frame
+		for _, sec := range ef.Sections {
+			if sec.Flags&elf.SHF_ALLOC != 0 {
+				buf = s.AppendFrames(buf[:0], sec.Addr)
+				buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
+			}
+		}
+		for _, r := range s.rows {
+			buf = s.AppendFrames(buf[:0], r.addr)
+		}
+	})
+}
+
+func checkFuzzErr(t *testing.T, err error) {
+	t.Helper()
+	var fe *elfrel.FormatError
+	var ue *elfrel.UnsupportedError
+	if !errors.As(err, &fe) && !errors.As(err, &ue) {
+		t.Fatalf("got %T %v, want *elfrel.FormatError or *elfrel.UnsupportedError", err, err)
+	}
+	if !strings.HasPrefix(err.Error(), "fuzz.o: ") {
+		t.Fatalf("error %q does not name the file", err)
+	}
+}
+
+// TestFuzzCorpus checks that testdata/fuzz/FuzzNew holds the checked-in
+// objects of testdata (with scattered section addresses) as seeds, and
+// rewrites them with -update.
+func TestFuzzCorpus(t *testing.T) {
+	objs, err := filepath.Glob(filepath.Join("testdata", "*.o"))
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("no objects in testdata: %v", err)
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzNew")
+	for _, obj := range objs {
+		data, err := os.ReadFile(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 24, Seed: 1}); err != nil {
+			t.Fatal(err)
+		}
+		want := []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data))
+		path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(obj), ".o"))
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is missing or stale (err %v); run go test -run Corpus -update", path, err)
+		}
+	}
+}
