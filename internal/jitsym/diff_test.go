@@ -305,9 +305,10 @@ func TestDebugSectionAddresses(t *testing.T) {
 	}
 }
 
-// TestMCJITGolden compares every line table row address (instruction
-// boundaries) of the MCJIT dumps under testdata/mcjit/golden/jit, and the
-// address before each, with llvm-symbolizer.
+// TestMCJITGolden compares the MCJIT dumps under testdata/mcjit/golden/jit
+// with llvm-symbolizer: every line table row address (instruction
+// boundaries) and the address before each, the last address of each
+// sequence, and every byte of the code.
 func TestMCJITGolden(t *testing.T) {
 	objs, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "jit", "*.elf"))
 	if len(objs) == 0 {
@@ -331,7 +332,14 @@ func TestMCJITGolden(t *testing.T) {
 			}
 			for _, q := range s.seqs {
 				if !seen[q.hi-1] {
+					seen[q.hi-1] = true
 					addrs = append(addrs, q.hi-1)
+				}
+			}
+			for _, a := range codeAddresses(t, obj) {
+				if !seen[a] {
+					seen[a] = true
+					addrs = append(addrs, a)
 				}
 			}
 			if len(addrs) == 0 {
