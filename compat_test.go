@@ -18,7 +18,7 @@ import (
 // that they print exactly the same bytes, on standard output and error,
 // and exit the same way: the JIT stage must change nothing for them.
 func TestSameOutputAsUpstream(t *testing.T) {
-	upstream := upstreamPProf(t)
+	upstream := testenv.UpstreamPProf(t)
 	testdata := filepath.Join(testenv.UpstreamDir(t), "profile", "testdata")
 	goCPU, goHeap := goProfiles(t)
 	profiles := []string{

@@ -240,7 +240,7 @@ func TestJITReports(t *testing.T) {
 
 	// Upstream, on the same profile, merges the JIT region into libleaf.so.
 	cmd := pprofCmd(t, t.TempDir(), mr.env(), "-top", mr.path("cpu.prof"))
-	cmd.Path, cmd.Args[0] = upstreamPProf(t), upstreamPProf(t)
+	cmd.Path, cmd.Args[0] = testenv.UpstreamPProf(t), testenv.UpstreamPProf(t)
 	if r := run(cmd); !bytes.Contains(r.stdout, []byte("[libleaf.so]")) || bytes.Contains(r.stdout, []byte("jit_poly")) {
 		t.Errorf("upstream pprof no longer shows the merge bug on the fixture; is the fixture still exercising it?\n%s", r.stdout)
 	}

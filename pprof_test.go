@@ -5,10 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // runAsPProf tells the test binary to be the pprof command: the tests run
@@ -20,11 +18,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	code := m.Run()
-	if upstreamBuild.path != "" {
-		os.RemoveAll(filepath.Dir(upstreamBuild.path))
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // result is what one pprof run printed.
@@ -75,32 +69,4 @@ func (r result) exitCode() int {
 		return ee.ExitCode()
 	}
 	return -1
-}
-
-var upstreamBuild struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-// upstreamPProf builds upstream pprof, at the version go.mod requires,
-// once per test binary, and returns its path.
-func upstreamPProf(t *testing.T) string {
-	t.Helper()
-	testenv.UpstreamDir(t) // the module must be in the cache
-	upstreamBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "upstream-pprof")
-		if err != nil {
-			upstreamBuild.err = err
-			return
-		}
-		upstreamBuild.path = filepath.Join(dir, "pprof")
-		cmd := exec.Command("go", "build", "-o", upstreamBuild.path, "github.com/google/pprof")
-		upstreamBuild.out, upstreamBuild.err = cmd.CombinedOutput()
-	})
-	if upstreamBuild.err != nil {
-		t.Fatalf("building upstream pprof: %v\n%s", upstreamBuild.err, upstreamBuild.out)
-	}
-	return upstreamBuild.path
 }

@@ -31,7 +31,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 			return nil, "", err
 		}
 		if p != nil {
-			f.run.jit.extend(p, nil, "")
+			f.run.jit.extend(p, src, nil, "")
 			return p, url, nil
 		}
 	}
@@ -43,7 +43,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	f.run.jit.extend(p, memoryMap, local)
+	f.run.jit.extend(p, src, memoryMap, local)
 	return p, url, nil
 }
 

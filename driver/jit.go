@@ -86,14 +86,19 @@ func (j *jitStage) warnOnce(msg string) {
 	}
 }
 
-// extend runs the stage on p, fetched from the local file local (or ""),
-// with memoryMap the legacy memory map of its data, if any.
-func (j *jitStage) extend(p *profile.Profile, memoryMap []byte, local string) {
+// extend runs the stage on p, fetched from src, which is the local file
+// local if that is not "", with memoryMap the legacy memory map of its
+// data, if any (see jprofile.Parse).
+func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, local string) {
 	set := j.objects(j.dirs(local))
 	res, err := jprofile.Extend(p, memoryMap, set)
 	if err != nil {
-		j.warnOnce(fmt.Sprintf("JIT stage skipped: %v", err))
+		j.warnOnce(fmt.Sprintf("%s: JIT stage skipped: %v", src, err))
 		return
+	}
+	if memoryMap != nil && len(memoryMap) == 0 && len(res.JIT) > 0 {
+		j.warnOnce(fmt.Sprintf("%s: legacy profile with no memory map (MAPPED_LIBRARIES): "+
+			"JIT code is found by its JIT sections alone, other code cannot be symbolized", src))
 	}
 	if res.Conflicts > 0 {
 		j.warnOnce(fmt.Sprintf("%d addresses lie both in JIT object sections and in file mappings of the profile; "+

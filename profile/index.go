@@ -98,7 +98,8 @@ func overlapError(winner, loser indexEntry) error {
 	if winner.obj != loser.obj {
 		where += " of " + winner.obj.Path
 	}
-	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to the section that starts first", where)}
+	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s "+
+		"(the section starting lower wins, then the object whose path sorts first)", where, ws.Name)}
 }
 
 // Lookup returns the object and the section that hold addr, or nil and

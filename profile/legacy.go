@@ -28,9 +28,11 @@ var memoryMapSentinels = [][]byte{
 }
 
 // Parse parses profile data the way pprof's profile.ParseData does, and
-// also returns the memory map of a legacy profile (nil for a proto
-// profile or a legacy one without a map), for Extend. Errors are worded
-// as ParseData's. The data is decompressed and parsed once.
+// also returns the memory map of a legacy profile, for Extend: the text
+// of its copy of /proc/PID/maps, empty but not nil when it has none. It
+// is nil for a proto profile, and for a Java legacy profile, which comes
+// symbolized and without a map. Errors are worded as ParseData's. The
+// data is decompressed and parsed once.
 func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
 	if data, err = decompress(data); err != nil {
 		return nil, nil, err
@@ -47,7 +49,15 @@ func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
 	if p, err = profile.ParseData(data); err != nil {
 		return nil, nil, err
 	}
-	return p, LegacyMemoryMap(data), nil
+	for _, l := range p.Location {
+		if len(l.Line) > 0 {
+			return p, nil, nil // Java
+		}
+	}
+	if m := LegacyMemoryMap(data); m != nil {
+		return p, m, nil
+	}
+	return p, []byte{}, nil
 }
 
 // decompress returns data with a gzip wrapper removed, if it has one.

@@ -194,7 +194,11 @@ func readELFSections(path string) ([]elfSection, error) {
 		if errors.As(err, &unsupported) {
 			return nil, fmt.Errorf("not a JIT object dump we can read: %s", unsupported.Msg)
 		}
-		return nil, stripFileName(err, path)
+		err = stripFileName(err, path)
+		if strings.Contains(err.Error(), "bad magic") {
+			err = fmt.Errorf("not an ELF file: %w", err)
+		}
+		return nil, err
 	}
 	defer f.Close()
 	var out []elfSection

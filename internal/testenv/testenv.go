@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,4 +69,28 @@ func RepoRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// UpstreamPProf returns the path of upstream's pprof command at the
+// version go.mod requires, building it on first use into a directory of
+// os.TempDir named after that version, where later test runs find it.
+func UpstreamPProf(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/google/pprof").Output()
+	version := strings.TrimSpace(string(out))
+	if err != nil || version == "" {
+		Missing(t, "the github.com/google/pprof module", "go mod download github.com/google/pprof")
+	}
+	path := filepath.Join(os.TempDir(), "jitpprof-upstream-pprof-"+version)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tmp := fmt.Sprintf("%s.%d", path, os.Getpid())
+	if out, err := exec.Command("go", "build", "-o", tmp, "github.com/google/pprof").CombinedOutput(); err != nil {
+		t.Fatalf("building upstream pprof %s: %v\n%s", version, err, out)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
