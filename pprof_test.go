@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
 )
 
 // runAsPProf tells the test binary to be the pprof command: the tests run
