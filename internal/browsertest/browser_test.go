@@ -20,7 +20,7 @@ body { margin: 0; background: #fff; }
 #ask { position: absolute; left: 250px; top: 40px; width: 100px; height: 40px; }
 #band { position: absolute; left: 0; top: 200px; width: 100%; height: 50px; background: rgb(10, 200, 30); }
 </style></head><body>
-<button id="press" onclick="document.title = 'clicked at ' + event.clientX + ',' + event.clientY + ' trusted=' + event.isTrusted">press</button>
+<button id="press" onmouseover="window.hovered = true" onclick="document.title = 'clicked at ' + event.clientX + ',' + event.clientY + ' trusted=' + event.isTrusted">press</button>
 <button id="ask" onclick="document.title = 'answer: ' + prompt('name?', 'default')">ask</button>
 <div id="band"></div>
 </body></html>`
@@ -59,11 +59,17 @@ func TestChromium(t *testing.T) {
 		t.Errorf("got error %v, want one saying boom", err)
 	}
 
-	// A real click, at the centre of the button.
+	// A real hover, then a real click, at the centre of the button.
 	type rect struct{ X, Y, W, H float64 }
 	r, err := EvalAs[rect](p, `(() => { const r = document.getElementById('press').getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := p.Hover(r.X+r.W/2, r.Y+r.H/2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := EvalAs[bool](p, "window.hovered === true"); err != nil || !got {
+		t.Errorf("got hovered %v (%v), want true", got, err)
 	}
 	if err := p.Click(r.X+r.W/2, r.Y+r.H/2); err != nil {
 		t.Fatal(err)

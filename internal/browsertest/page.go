@@ -224,6 +224,12 @@ func (p *Page) Click(x, y float64) error {
 	return nil
 }
 
+// Hover moves the mouse to (x, y), in CSS pixels from the top left of
+// the viewport, with a real input event.
+func (p *Page) Hover(x, y float64) error {
+	return p.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil)
+}
+
 // Screenshot returns a PNG image of the viewport.
 func (p *Page) Screenshot() ([]byte, error) {
 	var res struct {
