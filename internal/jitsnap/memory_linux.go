@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -82,34 +81,6 @@ func (m *processMemory) close() error {
 		return nil
 	}
 	return m.mem.Close()
-}
-
-// permissionHint explains why reading process pid may be refused and
-// what to do about it, from the system's current settings.
-func permissionHint(pid int) string {
-	var why []string
-	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
-		switch scope := strings.TrimSpace(string(b)); scope {
-		case "1":
-			why = append(why, "Yama restricts memory access to a process's ancestors "+
-				"(/proc/sys/kernel/yama/ptrace_scope is 1): run jitsnap as root, give it CAP_SYS_PTRACE "+
-				"(sudo setcap cap_sys_ptrace+ep jitsnap), or allow it with sudo sysctl kernel.yama.ptrace_scope=0")
-		case "2":
-			why = append(why, "Yama allows only CAP_SYS_PTRACE to read other processes "+
-				"(/proc/sys/kernel/yama/ptrace_scope is 2): run jitsnap as root or give it CAP_SYS_PTRACE")
-		case "3":
-			why = append(why, "Yama forbids reading other processes until reboot "+
-				"(/proc/sys/kernel/yama/ptrace_scope is 3)")
-		}
-	}
-	if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-		if owner, ok := fileOwner(fi); ok && owner != uint32(os.Geteuid()) {
-			why = append(why, fmt.Sprintf("the process belongs to uid %d and you are uid %d: run jitsnap as that user or as root (or with CAP_SYS_PTRACE)",
-				owner, os.Geteuid()))
-		}
-	}
-	why = append(why, "a setuid/setcap or otherwise non-dumpable process can be read only with CAP_SYS_PTRACE")
-	return strings.Join(why, "; ")
 }
 
 // fileOwner returns the uid owning a file.
