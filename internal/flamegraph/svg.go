@@ -224,7 +224,7 @@ func (g *graph) tooltip(n node, total int64) {
 	}
 	writeEscaped(w, clean(name))
 	w.WriteString("\n")
-	writeEscaped(w, formatValue(n.value, g.o.Unit)+", "+percent(n.value, total))
+	writeEscaped(w, clean(formatValue(n.value, g.o.Unit)+", "+percent(n.value, total)))
 	f := n.frame
 	if f == nil {
 		return
