@@ -9,10 +9,15 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxEntries    = 1 << 20
+	// DefaultMaxEntries bounds the list length (a million objects).
+	DefaultMaxEntries = 1 << 20
+	// DefaultMaxObjectSize bounds one symfile (1 GiB; LLVM's largest
+	// reported debug objects are tens of MiB).
 	DefaultMaxObjectSize = 1 << 30
-	DefaultMaxTotalSize  = 8 << 30
-	DefaultAttempts      = 10
+	// DefaultMaxTotalSize bounds all symfiles together (8 GiB).
+	DefaultMaxTotalSize = 8 << 30
+	// DefaultAttempts is how often the list is read before giving up.
+	DefaultAttempts = 10
 )
 
 // Options bounds what a snapshot reads from a target that may be racing
@@ -87,6 +92,11 @@ type walkError struct {
 
 // errListChanged is the reason for a retry after two walks disagreed.
 var errListChanged = errors.New("the list changed while its objects were read")
+
+// errNotMapped is why an entry whose symfile lies in no known readable
+// mapping is skipped: the caller may have read the mappings before the
+// JIT allocated it, and can try again with fresh ones.
+var errNotMapped = errors.New("its address is in no readable mapping")
 
 // Collect reads the JIT objects registered with descriptor d from mem,
 // whose readable mappings are maps. LLVM updates the list without any
@@ -212,7 +222,7 @@ func (c *collector) read(list []listEntry) ([]Object, []*ObjectError, error) {
 		}
 		if lo, hi, ok := regionContaining(c.maps, e.Symfile, e.Size); !ok {
 			if hi == 0 {
-				skip(errors.New("its address is in no readable mapping"))
+				skip(errNotMapped)
 			} else {
 				skip(fmt.Errorf("it runs past the end of the readable mapping %#x-%#x that holds its start", lo, hi))
 			}

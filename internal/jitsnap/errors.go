@@ -31,6 +31,9 @@ var (
 	ErrUnstable = errors.New("JIT object list kept changing")
 	// ErrTooLarge: the objects together exceed Options.MaxTotalSize.
 	ErrTooLarge = errors.New("JIT objects too large")
+	// ErrWrite: the target was read, but its objects could not be
+	// stored.
+	ErrWrite = errors.New("cannot write JIT objects")
 )
 
 // An Error is a failed snapshot of one process. Its message names the
@@ -44,6 +47,7 @@ type Error struct {
 	Err  error  // the underlying error, or nil
 }
 
+// Error returns "pid PID: what happened: cause; what to do".
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.PID != 0 {
@@ -75,6 +79,7 @@ type ReadError struct {
 	Err  error  // the system call's error, such as unix.EFAULT
 }
 
+// Error names the address range and the system call's error.
 func (e *ReadError) Error() string {
 	return fmt.Sprintf("reading %d bytes at %#x: %v", e.Len, e.Addr, e.Err)
 }
@@ -91,6 +96,7 @@ type ObjectError struct {
 	Err     error  // what is wrong; a *FormatError for a bad ELF
 }
 
+// Error names the entry, its symfile and the problem.
 func (e *ObjectError) Error() string {
 	return fmt.Sprintf("entry %#x: symfile %#x size %d: %v", e.Entry, e.Symfile, e.Size, e.Err)
 }
@@ -104,6 +110,7 @@ type FormatError struct {
 	Msg string // the defect
 }
 
+// Error names the offset and the defect.
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("invalid ELF at offset %#x: %s", e.Off, e.Msg)
 }

@@ -154,10 +154,14 @@ type symbol struct {
 
 // findSymbols looks up names among the defined symbols of f's .dynsym
 // and .symtab (either may be missing; a stripped shared library has only
-// .dynsym, a static executable only .symtab if any).
+// .dynsym, a static executable only .symtab if any). It reads the whole
+// table, so .symtab, which can be large, only if .dynsym lacks a name.
 func findSymbols(f *elf.File, names ...string) (map[string]symbol, error) {
 	found := map[string]symbol{}
 	for _, get := range []func() ([]elf.Symbol, error){f.DynamicSymbols, f.Symbols} {
+		if len(found) == len(names) {
+			break
+		}
 		syms, err := get()
 		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 			return nil, err

@@ -34,6 +34,7 @@ func (m Mapping) Writable() bool { return len(m.Perms) >= 2 && m.Perms[1] == 'w'
 // absolute path.
 func (m Mapping) File() bool { return m.Inode != 0 && strings.HasPrefix(m.Path, "/") }
 
+// String formats the mapping as a line of /proc/PID/maps.
 func (m Mapping) String() string {
 	return fmt.Sprintf("%x-%x %s %08x %s %d %s", m.Start, m.Limit, m.Perms, m.Offset, m.Dev, m.Inode, m.Path)
 }

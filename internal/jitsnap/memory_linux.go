@@ -25,6 +25,8 @@ type processMemory struct {
 
 var _ Memory = (*processMemory)(nil)
 
+// ReadMemory reads the target's bytes at [addr, addr+len(p)) in chunks
+// of at most maxReadChunk.
 func (m *processMemory) ReadMemory(addr uint64, p []byte) error {
 	// The limit is also where a 32-bit jitsnap's uintptr ends.
 	limit := min(uint64(math.MaxInt64), uint64(^uintptr(0)))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +41,12 @@ func (o Options) Snapshot(pid int, dir string) (*Result, error) {
 	var objs []Object
 	for _, d := range descs {
 		got, skipped, err := o.Collect(p.mem, p.maps, d)
+		if err == nil && slices.ContainsFunc(skipped, func(e *ObjectError) bool { return errors.Is(e, errNotMapped) }) {
+			// The JIT may have mapped new memory since p.maps was read.
+			if err = p.readMaps(); err == nil {
+				got, skipped, err = o.Collect(p.mem, p.maps, d)
+			}
+		}
 		if err != nil {
 			return nil, p.complete(err)
 		}
@@ -100,17 +107,8 @@ func openProcess(pid int) (*process, error) {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 		return nil, fail(fmt.Sprintf("no such process (nothing at /proc/%d)", pid), err)
 	}
-	mapsPath := fmt.Sprintf("/proc/%d/maps", pid)
-	text, err := os.ReadFile(mapsPath)
-	if err != nil {
-		return nil, fail("reading "+mapsPath, err)
-	}
-	if p.maps, err = ParseMaps(bytes.NewReader(text)); err != nil {
-		return nil, &Error{PID: pid, Kind: ErrCorrupt, Msg: "parsing " + mapsPath, Err: err}
-	}
-	if len(p.maps) == 0 {
-		return nil, &Error{PID: pid, Kind: ErrNoProcess, Msg: mapsPath + " is empty",
-			Hint: "the process is a zombie or a kernel thread"}
+	if err := p.readMaps(); err != nil {
+		return nil, err
 	}
 	exePath := fmt.Sprintf("/proc/%d/exe", pid)
 	p.exe, _ = os.Readlink(exePath)
@@ -133,6 +131,29 @@ func openProcess(pid int) (*process, error) {
 		return nil, &Error{PID: pid, Kind: ErrUnsupported, Msg: fmt.Sprintf("%s has unknown data encoding %d", p.exe, ident[elf.EI_DATA])}
 	}
 	return p, nil
+}
+
+// readMaps reads /proc/PID/maps into p.maps.
+func (p *process) readMaps() error {
+	mapsPath := fmt.Sprintf("/proc/%d/maps", p.pid)
+	text, err := os.ReadFile(mapsPath)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return p.complete(classifyReadError("reading "+mapsPath, 0, err))
+	}
+	maps, err := ParseMaps(bytes.NewReader(text))
+	if err != nil {
+		return &Error{PID: p.pid, Kind: ErrCorrupt, Msg: "parsing " + mapsPath, Err: err}
+	}
+	if len(maps) == 0 {
+		return &Error{PID: p.pid, Kind: ErrNoProcess, Msg: mapsPath + " is empty",
+			Hint: "the process is a zombie or a kernel thread"}
+	}
+	p.maps = maps
+	return nil
 }
 
 // findDescriptors looks up __jit_debug_descriptor in every ELF file the
@@ -240,15 +261,21 @@ func (p *process) examine(m Mapping) (*examined, error) {
 // through the process's root directory (for a process in another mount
 // namespace), then by its path, then through /proc/PID/map_files (which
 // also reaches a deleted file, but needs CAP_SYS_ADMIN or
-// CAP_CHECKPOINT_RESTORE).
+// CAP_CHECKPOINT_RESTORE), and for the executable through /proc/PID/exe.
 func (p *process) openMapped(m Mapping) (*os.File, string, error) {
 	path := strings.TrimSuffix(m.Path, deletedSuffix)
-	var errs []string
-	for _, name := range []string{
+	names := []string{
 		fmt.Sprintf("/proc/%d/root%s", p.pid, path),
 		path,
 		fmt.Sprintf("/proc/%d/map_files/%x-%x", p.pid, m.Start, m.Limit),
-	} {
+	}
+	if m.Path == p.exe {
+		// The executable stays reachable through /proc/PID/exe, even
+		// when deleted.
+		names = append(names, fmt.Sprintf("/proc/%d/exe", p.pid))
+	}
+	var errs []string
+	for _, name := range names {
 		f, err := os.Open(name)
 		if err != nil {
 			errs = append(errs, err.Error())

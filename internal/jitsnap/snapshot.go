@@ -1,14 +1,9 @@
 package jitsnap
 
 import (
-	"errors"
 	"fmt"
 	"os"
 )
-
-// ErrWrite is the Kind of an *Error for a snapshot that read the target
-// but could not store its objects.
-var ErrWrite = errors.New("cannot write JIT objects")
 
 // A Result describes one snapshot: where the JIT interface was found and
 // what became of each object in its list.

@@ -14,7 +14,9 @@ import (
 // File name extensions of a dumped object, as the mapping stage reads
 // them (profile.Load).
 const (
-	ElfExt  = ".elf"
+	// ElfExt ends the name of the object itself, NAME.elf.
+	ElfExt = ".elf"
+	// MetaExt ends the name of its section index, NAME.meta.
 	MetaExt = ".meta"
 )
 
