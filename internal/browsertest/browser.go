@@ -105,6 +105,7 @@ func start(path, dir string) (*Browser, error) {
 	select {
 	case url = <-out.url:
 	case <-b.waited:
+		b.kill() // Its helpers may live on.
 		return nil, fmt.Errorf("browser exited (%v) before listening; its output:\n%s", b.waitErr, out.String())
 	case <-ctx.Done():
 		b.kill()
