@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/flamegraph"
 	"github.com/jitpprof/pprof/internal/folded"
 )
 
@@ -231,7 +233,31 @@ func (e *export) render(w io.Writer, p *profile.Profile) error {
 	switch e.format {
 	case formatFolded:
 		return folded.Write(w, stacks)
-	default:
-		return fmt.Errorf("%s output is not available", e.format)
+	case formatFlameGraph:
+		st := p.SampleType[si]
+		return flamegraph.Write(w, stacks, flamegraph.Options{
+			Title:      e.flameGraphTitle(p),
+			Subtitle:   strings.Join(p.Comments, "; "),
+			SampleType: st.Type,
+			Unit:       st.Unit,
+		})
 	}
+	return fmt.Errorf("unknown export format %q", e.format)
+}
+
+// flameGraphTitle returns -flamegraph_title, or "FILE: TYPE" after the
+// main binary and the sample type, as pprof's report headers say.
+func (e *export) flameGraphTitle(p *profile.Profile) string {
+	if e.title != "" {
+		return e.title
+	}
+	title := "Flame graph"
+	if len(p.Mapping) > 0 && p.Mapping[0].File != "" {
+		title = filepath.Base(p.Mapping[0].File)
+	}
+	si, err := p.SampleIndexByName(e.sampleIndex)
+	if err != nil {
+		return title
+	}
+	return title + ": " + p.SampleType[si].Type
 }
