@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Sizes of ELF64 structures.
@@ -51,6 +52,11 @@ type File struct {
 	r      io.ReaderAt
 	size   int64
 	closer io.Closer
+
+	symMu    sync.Mutex // guards the decoded symbol table below
+	symIndex int        // its section index, 0 until decoded
+	syms     []Symbol
+	symErr   error
 }
 
 // A Section is one section header. For a section the JIT host loaded,

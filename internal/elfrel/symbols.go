@@ -27,7 +27,8 @@ func (s *Symbol) Bind() elf.SymBind { return elf.ST_BIND(s.Info) }
 // Symbols returns the symbol table (the first SHT_SYMTAB section). Unlike
 // debug/elf, it keeps the null symbol at index 0, so that Symbols()[i] is
 // the symbol a relocation's symbol index i refers to. An object without a
-// symbol table has no symbols and no error.
+// symbol table has no symbols and no error. The table is decoded once and
+// shared with later calls and with DWARF: callers must not modify it.
 func (f *File) Symbols() ([]Symbol, error) {
 	for i := 1; i < len(f.Sections); i++ {
 		if f.Sections[i].Type == elf.SHT_SYMTAB {
@@ -37,8 +38,23 @@ func (f *File) Symbols() ([]Symbol, error) {
 	return nil, nil
 }
 
-// symbolsAt decodes the symbol table in section i.
+// symbolsAt returns the decoded symbol table in section i, decoding it
+// the first time.
 func (f *File) symbolsAt(i int) ([]Symbol, error) {
+	f.symMu.Lock()
+	defer f.symMu.Unlock()
+	if f.symIndex == i && (f.syms != nil || f.symErr != nil) {
+		return f.syms, f.symErr
+	}
+	syms, err := f.decodeSymbols(i)
+	if f.symIndex == 0 { // cache the first table asked for: in practice the only one
+		f.symIndex, f.syms, f.symErr = i, syms, err
+	}
+	return syms, err
+}
+
+// decodeSymbols decodes the symbol table in section i.
+func (f *File) decodeSymbols(i int) ([]Symbol, error) {
 	st := &f.Sections[i]
 	if st.Type != elf.SHT_SYMTAB {
 		return nil, f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
