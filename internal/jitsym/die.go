@@ -84,6 +84,45 @@ type abbrev struct {
 	tag      uint64
 	children bool
 	attrs    []abbrevAttr
+	// skip is true when entries of this abbreviation have no children and
+	// a tag the index ignores (parameters, variables, ...): readEntry then
+	// only steps over them, by size32x8 bytes when that is not -1 and the
+	// unit has 8-byte addresses and 32-bit DWARF offsets.
+	skip     bool
+	size32x8 int
+}
+
+// usedTag reports whether the walker looks at entries with tag.
+func usedTag(tag uint64) bool {
+	switch tag {
+	case tagSubprogram, tagInlinedSubroutine, tagNamespace, tagClassType, tagStructType,
+		tagUnionType, tagInterfaceType, tagModule, tagCompileUnit, tagPartialUnit, tagSkeletonUnit:
+		return true
+	}
+	return false
+}
+
+// fixedSize32x8 returns the size of a value of form in a unit with 8-byte
+// addresses and 32-bit offsets (DWARF 3 or later), or -1 if it varies.
+func fixedSize32x8(form uint64) int {
+	switch form {
+	case formFlagPresent, formImplicit:
+		return 0
+	case formData1, formRef1, formFlag, formStrx1, formAddrx1:
+		return 1
+	case formData2, formRef2, formStrx2, formAddrx2:
+		return 2
+	case formStrx3, formAddrx3:
+		return 3
+	case formData4, formRef4, formRefSup4, formStrx4, formAddrx4, formStrp, formLineStrp,
+		formSecOffset, formStrpSup, formGNURefAlt, formGNUStrpAlt, formRefAddr:
+		return 4
+	case formAddr, formData8, formRef8, formRefSig8, formRefSup8:
+		return 8
+	case formData16:
+		return 16
+	}
+	return -1
 }
 
 type abbrevAttr struct {
@@ -154,6 +193,15 @@ func (b *builder) parseAbbrevs(off uint64) (*abbrevTable, error) {
 	}
 	for i, d := range decls {
 		a := abbrev{tag: d.tag, children: d.children, attrs: all[d.attrLo:d.hi:d.hi]}
+		a.skip = !d.children && !usedTag(d.tag)
+		for _, at := range a.attrs {
+			n := fixedSize32x8(at.form)
+			if n < 0 {
+				a.size32x8 = -1
+				break
+			}
+			a.size32x8 += n
+		}
 		if t.sparse == nil && d.code == uint64(i+1) {
 			t.dense = append(t.dense, a)
 			continue
@@ -304,6 +352,10 @@ func readEntry(c *cursor, h *unitHeader, t *abbrevTable, e *entry) (*entry, erro
 		return nil, c.err
 	}
 	*e = entry{off: off, tag: a.tag, children: a.children}
+	if a.skip && a.size32x8 >= 0 && h.addrSize == 8 && !h.dwarf64 && h.version >= 3 {
+		c.skip(a.size32x8)
+		return e, c.err
+	}
 	for i := range a.attrs {
 		attr := &a.attrs[i]
 		form := attr.form
@@ -317,7 +369,9 @@ func readEntry(c *cursor, h *unitHeader, t *abbrevTable, e *entry) (*entry, erro
 		if c.err != nil {
 			return nil, c.err
 		}
-		setAttr(e, h, attr.attr, form, v, s)
+		if !a.skip {
+			setAttr(e, h, attr.attr, form, v, s)
+		}
 	}
 	return e, nil
 }
