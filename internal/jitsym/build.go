@@ -29,9 +29,11 @@ type builder struct {
 
 	dies     []dieInfo // subprogram and inlined subroutine DIEs, by offset
 	scopes   []scope
-	nodeDie  []int32   // dies index of each node
-	unitRaw  []rawSpan // spans of the current unit, before flattening
-	cuRaw    []rawSpan // compile unit ranges; node is the unit index
+	nodeDie  []int32    // dies index of each node
+	unitRaw  []rawSpan  // spans of the current unit, before flattening
+	cuRaw    []rawSpan  // compile unit ranges; node is the unit index
+	spans    []span     // per unit, sorted, disjoint: innermost subroutine at each address
+	unitSpan [][2]int32 // spans[unitSpan[u][0]:unitSpan[u][1]] are unit u's
 	rangeBuf [][2]uint64
 }
 
@@ -58,10 +60,10 @@ func build(s *Symbolizer, f *elfrel.File, d *elfrel.Debug) error {
 	// Capacity hints from the section sizes, measured on GCC and Clang
 	// objects, spare most of the copying of growing slices.
 	b.dies = make([]dieInfo, 0, len(b.debugInfo)/64)
-	b.unitRaw = make([]rawSpan, 0, len(b.debugInfo)/48)
+	b.unitRaw = make([]rawSpan, 0, len(b.debugInfo)/40)
 	s.nodes = make([]node, 0, len(b.debugInfo)/64)
-	s.spans = make([]span, 0, len(b.debugInfo)/48)
-	s.rows = make([]row, 0, len(b.debugLine)/12)
+	b.spans = make([]span, 0, len(b.debugInfo)/36)
+	s.rows = make([]row, 0, len(b.debugLine)/10)
 	b.abbrevBudget = 2*int64(len(b.debugAbbrev)) + 4096
 	b.lineBudget = 2*int64(len(b.debugLine)) + 4096
 	b.rangeBudget = int64(len(b.debugInfo)+len(b.debugRanges)+len(b.debugRnglists))/2 + 1024
@@ -72,8 +74,12 @@ func build(s *Symbolizer, f *elfrel.File, d *elfrel.Debug) error {
 	if err := b.nameNodes(); err != nil {
 		return b.wrap(err)
 	}
-	s.cuRanges = flattenUnits(b.cuRaw)
+	s.segHi, s.segs = segments(flattenUnits(b.cuRaw), b.spans, b.unitSpan)
 	s.tables = b.tables
+	s.seqHi = make([]uint64, len(s.seqs))
+	for i := range s.seqs {
+		s.seqHi[i] = s.seqs[i].hi
+	}
 	return nil
 }
 

@@ -102,6 +102,42 @@ func flattenUnits(raw []rawSpan) []cuRange {
 	return out
 }
 
+// segments cuts the units' address ranges (disjoint and sorted) where the
+// innermost subroutine of the unit changes, using each unit's flattened
+// spans, and returns the segments with their ends apart. Parts of a
+// unit's range without a subroutine get node -1; parts of spans outside
+// their unit's ranges are dropped, as llvm-symbolizer never looks there.
+func segments(units []cuRange, spans []span, unitSpan [][2]int32) (his []uint64, segs []segment) {
+	his = make([]uint64, 0, len(spans)+len(units)+1)
+	segs = make([]segment, 0, cap(his))
+	add := func(lo, hi uint64, unit, node int32) {
+		if n := len(segs); n > 0 && his[n-1] == lo && segs[n-1].unit == unit && segs[n-1].node == node {
+			his[n-1] = hi
+			return
+		}
+		his = append(his, hi)
+		segs = append(segs, segment{lo: lo, unit: unit, node: node})
+	}
+	for _, r := range units {
+		us := spans[unitSpan[r.unit][0]:unitSpan[r.unit][1]]
+		j, _ := slices.BinarySearchFunc(us, r.lo, func(sp span, x uint64) int { return cmp.Compare(sp.hi, x+1) })
+		pos := r.lo
+		for ; j < len(us) && us[j].lo < r.hi && pos < r.hi; j++ {
+			if us[j].lo > pos {
+				add(pos, us[j].lo, r.unit, -1)
+				pos = us[j].lo
+			}
+			end := min(us[j].hi, r.hi)
+			add(pos, end, r.unit, us[j].node)
+			pos = end
+		}
+		if pos < r.hi {
+			add(pos, r.hi, r.unit, -1)
+		}
+	}
+	return his, segs
+}
+
 // heapPush adds x to the binary heap h ordered by before (the element
 // for which before holds against all others is h[0]).
 func heapPush[T any](h []T, x T, before func(a, b T) bool) []T {

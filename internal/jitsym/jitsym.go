@@ -40,15 +40,28 @@ type Symbolizer struct {
 	hasDWARF bool
 	closed   bool
 
-	cuRanges []cuRange // sorted, disjoint address ranges of compile units
-	units    []unit
-	spans    []span // per unit, sorted, disjoint: innermost subroutine at each address
-	nodes    []node
-	tables   []lineTable
-	seqs     []sequence
-	rows     []row
-	files    []string
-	syms     []symbol // sorted by address
+	// segs are the sorted, disjoint address ranges of compile units, cut
+	// where the innermost subroutine changes; segHi[i] is segs[i]'s end,
+	// kept apart so that binary searches touch few cache lines.
+	segHi   []uint64
+	segs    []segment
+	units   []unit
+	nodes   []node
+	tables  []lineTable
+	seqHi   []uint64 // seqHi[i] is seqs[i].hi
+	seqs    []sequence
+	rows    []row
+	files   []string
+	symAddr []uint64 // symAddr[i] is syms[i].addr
+	syms    []symbol // sorted by address
+}
+
+// segment says which unit, and which subroutine in it (node, or -1 for
+// none), covers [lo, the matching segHi).
+type segment struct {
+	lo   uint64
+	unit int32
+	node int32
 }
 
 // cuRange says which compile unit covers [lo, hi).
@@ -59,8 +72,7 @@ type cuRange struct {
 
 // unit is one compile unit's part of the index.
 type unit struct {
-	spanLo, spanHi int32 // Symbolizer.spans[spanLo:spanHi]
-	table          int32 // Symbolizer.tables index, or -1 without a line table
+	table int32 // Symbolizer.tables index, or -1 without a line table
 }
 
 // span says which subroutine (node) is innermost in [lo, hi).
@@ -168,8 +180,8 @@ func (s *Symbolizer) SourceLine(addr uint64) ([]Frame, error) {
 // returns the extended slice. It does not allocate when dst has room.
 func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	start := len(dst)
-	if u := s.unitFor(addr); u >= 0 {
-		dst = s.appendUnitFrames(dst, &s.units[u], addr)
+	if i := searchHi(s.segHi, addr); i < len(s.segs) && s.segs[i].lo <= addr {
+		dst = s.appendUnitFrames(dst, &s.segs[i], addr)
 	}
 	if sym := s.symbolFor(addr); sym != nil {
 		if len(dst) == start {
@@ -184,27 +196,17 @@ func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	return dst
 }
 
-// unitFor returns the index of the compile unit covering addr, or -1.
-func (s *Symbolizer) unitFor(addr uint64) int {
-	i := upper(len(s.cuRanges), func(i int) uint64 { return s.cuRanges[i].hi }, addr)
-	if i < len(s.cuRanges) && s.cuRanges[i].lo <= addr {
-		return int(s.cuRanges[i].unit)
-	}
-	return -1
-}
-
-// appendUnitFrames appends the DWARF frames of addr in unit u.
-func (s *Symbolizer) appendUnitFrames(dst []Frame, u *unit, addr uint64) []Frame {
-	spans := s.spans[u.spanLo:u.spanHi]
-	i := upper(len(spans), func(i int) uint64 { return spans[i].hi }, addr)
-	if i == len(spans) || spans[i].lo > addr {
+// appendUnitFrames appends the DWARF frames of addr in segment seg.
+func (s *Symbolizer) appendUnitFrames(dst []Frame, seg *segment, addr uint64) []Frame {
+	u := &s.units[seg.unit]
+	if seg.node < 0 {
 		// No subroutine: the line table alone, as llvm-symbolizer does.
 		if f, ok := s.lineFrame(u, addr); ok {
 			dst = append(dst, f)
 		}
 		return dst
 	}
-	n := &s.nodes[spans[i].node]
+	n := &s.nodes[seg.node]
 	leaf, _ := s.lineFrame(u, addr)
 	leaf.Func, leaf.StartLine = n.fn, int(n.startLine)
 	dst = append(dst, leaf)
@@ -227,18 +229,25 @@ func (s *Symbolizer) lineFrame(u *unit, addr uint64) (f Frame, ok bool) {
 		return f, false
 	}
 	t := &s.tables[u.table]
-	seqs := s.seqs[t.seqLo:t.seqHi]
-	i := upper(len(seqs), func(i int) uint64 { return seqs[i].hi }, addr)
-	if i == len(seqs) || seqs[i].lo > addr {
+	i := int(t.seqLo) + searchHi(s.seqHi[t.seqLo:t.seqHi], addr)
+	if i == int(t.seqHi) || s.seqs[i].lo > addr {
 		return f, false
 	}
-	q := &seqs[i]
+	q := &s.seqs[i]
 	rows := s.rows[q.rowLo:q.rowHi]
 	if len(rows) == 0 {
 		return f, false
 	}
-	j := max(upper(len(rows), func(j int) uint64 { return rows[j].addr }, addr)-1, 0)
-	r := &rows[j]
+	lo, hi := 0, len(rows) // the last row at or before addr: rows are few
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m].addr > addr {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	r := &rows[max(lo-1, 0)]
 	files := s.tables[q.table].files
 	if int(r.file) >= len(files) || files[r.file] < 0 {
 		return f, true // llvm: an invalid file number leaves file and line unknown
@@ -249,21 +258,20 @@ func (s *Symbolizer) lineFrame(u *unit, addr uint64) (f Frame, ok bool) {
 
 // symbolFor returns the ELF symbol covering addr, or nil.
 func (s *Symbolizer) symbolFor(addr uint64) *symbol {
-	i := upper(len(s.syms), func(i int) uint64 { return s.syms[i].addr }, addr) - 1
+	i := searchHi(s.symAddr, addr) - 1
 	if i < 0 || addr >= s.syms[i].end {
 		return nil
 	}
 	return &s.syms[i]
 }
 
-// upper returns the smallest i in [0, n) with key(i) > x, or n, for keys
-// that do not decrease with i: a binary search that, unlike sort.Search,
-// is inlined with its key function and so never allocates.
-func upper(n int, key func(int) uint64, x uint64) int {
-	lo, hi := 0, n
+// searchHi returns the smallest i with keys[i] > x, or len(keys), for
+// sorted keys.
+func searchHi(keys []uint64, x uint64) int {
+	lo, hi := 0, len(keys)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if key(m) > x {
+		if keys[m] > x {
 			hi = m
 		} else {
 			lo = m + 1

@@ -57,7 +57,7 @@ func (b *builder) linkRefs() {
 		if off == 0 {
 			return -1
 		}
-		i := upper(len(offs), func(i int) uint64 { return offs[i] }, off) - 1
+		i := searchHi(offs, off) - 1
 		if i < 0 || offs[i] != off {
 			return -1
 		}

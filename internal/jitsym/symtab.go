@@ -28,16 +28,16 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 		return err
 	}
 	type cand struct {
-		addr, size, secEnd uint64
-		name, file         string
-		index              int // in the symbol table: the last of equals wins
+		addr, size uint64
+		index      int32 // in the symbol table: the last of equals wins
+		file       int32 // index of the STT_FILE symbol before a local one, or -1
 	}
 	var cs []cand
-	lastFile := ""
+	lastFile := int32(-1)
 	for i := 1; i < len(all); i++ {
 		sym := &all[i]
 		if sym.Type() == elf.STT_FILE && sym.Section == 0 {
-			lastFile = sym.Name
+			lastFile = int32(i)
 			continue
 		}
 		switch sym.Type() {
@@ -55,7 +55,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 		if f.Machine == elf.EM_AARCH64 && (strings.HasPrefix(sym.Name, "$x") || strings.HasPrefix(sym.Name, "$d")) {
 			continue
 		}
-		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, secEnd: sec.Addr + sec.Size, name: sym.Name, index: i}
+		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, index: int32(i), file: -1}
 		if sym.Bind() == elf.STB_LOCAL {
 			c.file = lastFile
 		}
@@ -75,14 +75,21 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 		if i+1 < len(cs) && cs[i+1].addr == c.addr {
 			continue // a larger symbol at the same address follows
 		}
+		sym := &all[c.index]
 		end := c.addr + c.size
 		if c.size == 0 {
-			end = c.secEnd
+			sec := &f.Sections[sym.Section]
+			end = sec.Addr + sec.Size
 		}
 		if end < c.addr { // wrapped around
 			end = ^uint64(0)
 		}
-		s.syms = append(s.syms, symbol{addr: c.addr, end: end, name: c.name, file: c.file})
+		file := ""
+		if c.file >= 0 {
+			file = all[c.file].Name
+		}
+		s.syms = append(s.syms, symbol{addr: c.addr, end: end, name: sym.Name, file: file})
+		s.symAddr = append(s.symAddr, c.addr)
 	}
 	return nil
 }

@@ -160,13 +160,13 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		}
 	}
 
-	un.spanLo = int32(len(b.s.spans))
-	b.s.spans = flattenSpans(b.s.spans, b.unitRaw)
-	un.spanHi = int32(len(b.s.spans))
+	lo := int32(len(b.spans))
+	b.spans = flattenSpans(b.spans, b.unitRaw)
+	b.unitSpan = append(b.unitSpan, [2]int32{lo, int32(len(b.spans))})
 	if cuRanges == 0 {
 		// No DW_AT_low_pc/high_pc or DW_AT_ranges on the unit: llvm-
 		// symbolizer finds nothing in it; use its functions' ranges.
-		for _, sp := range b.s.spans[un.spanLo:un.spanHi] {
+		for _, sp := range b.spans[lo:] {
 			b.cuRaw = append(b.cuRaw, rawSpan{lo: sp.lo, hi: sp.hi, node: unitIdx})
 		}
 	}
