@@ -7,9 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym/synth"
@@ -42,12 +45,12 @@ func sampleAddrs(tb testing.TB, path string, n int) []uint64 {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	type sec struct{ addr, size uint64 }
+	type sec struct{ addr, start uint64 } // start: offset of its first byte among all code bytes
 	var secs []sec
 	var total uint64
 	for _, s := range f.Sections {
 		if s.Flags&elf.SHF_EXECINSTR != 0 && s.Flags&elf.SHF_ALLOC != 0 && s.Size > 0 {
-			secs = append(secs, sec{s.Addr, s.Size})
+			secs = append(secs, sec{s.Addr, total})
 			total += s.Size
 		}
 	}
@@ -58,13 +61,8 @@ func sampleAddrs(tb testing.TB, path string, n int) []uint64 {
 	addrs := make([]uint64, n)
 	for i := range addrs {
 		off := rng.Uint64N(total)
-		for _, s := range secs {
-			if off < s.size {
-				addrs[i] = s.addr + off
-				break
-			}
-			off -= s.size
-		}
+		k := sort.Search(len(secs), func(k int) bool { return secs[k].start > off }) - 1
+		addrs[i] = secs[k].addr + off - secs[k].start
 	}
 	return addrs
 }
@@ -116,15 +114,18 @@ func BenchmarkSynthetic(b *testing.B) {
 				s.SourceLine(a)
 			}
 		}
-		hwm := peakRSS(b, path)
+		hwm, cpu := peakRSS(b, path)
 		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(cpu.Seconds()*1000, "child-CPU-ms")
 		b.ReportMetric(float64(st.Size())/(1<<20), "file-MiB")
 	})
 }
 
 // peakRSS runs this test binary as a child that opens path, looks up
-// 50,000 addresses and reports its peak resident set size (VmHWM).
-func peakRSS(tb testing.TB, path string) int64 {
+// 50,000 addresses and reports its peak resident set size (VmHWM); it also
+// returns the CPU time of the child, a figure less sensitive to other
+// load on the machine than elapsed time.
+func peakRSS(tb testing.TB, path string) (int64, time.Duration) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "JITSYM_RSS_CHILD="+path)
@@ -132,17 +133,18 @@ func peakRSS(tb testing.TB, path string) int64 {
 	if err != nil {
 		tb.Fatalf("child: %v\n%s", err, out)
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	for _, line := range strings.Split(string(out), "\n") {
 		if _, v, ok := strings.Cut(line, "VmHWM-bytes="); ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return n
+			return n, cpu
 		}
 	}
 	tb.Fatalf("child did not report VmHWM:\n%s", out)
-	return 0
+	return 0, 0
 }
 
 // TestPeakRSSChild is the child process of peakRSS; it does nothing unless
@@ -160,6 +162,11 @@ func TestPeakRSSChild(t *testing.T) {
 	for _, a := range addrs {
 		s.SourceLine(a)
 	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("index-heap-bytes=%d\n", ms.HeapAlloc)
+	runtime.KeepAlive(s)
 	status, err := os.Open("/proc/self/status")
 	if err != nil {
 		t.Skip("no /proc/self/status")
