@@ -1,0 +1,170 @@
+package jitsym
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// lineProgram assembles a .debug_line unit: header fields for version
+// (4 or 5), the directory and file tables, then the program bytes.
+func lineProgram(version int, dirs []string, files [][2]any, prog []byte, lineStr *[]byte) []byte {
+	le := binary.LittleEndian
+	var h []byte
+	h = append(h, 1)           // minimum_instruction_length
+	h = append(h, 1)           // maximum_operations_per_instruction
+	h = append(h, 1)           // default_is_stmt
+	h = append(h, byte(256-5)) // line_base -5
+	h = append(h, 14)          // line_range
+	h = append(h, 13)          // opcode_base
+	h = append(h, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1)
+	if version >= 5 {
+		strp := func(s string) []byte {
+			off := len(*lineStr)
+			*lineStr = append(append(*lineStr, s...), 0)
+			return le.AppendUint32(nil, uint32(off))
+		}
+		h = append(h, 1, lnctPath, formLineStrp) // directory entry format
+		h = append(h, byte(len(dirs)))
+		for _, d := range dirs {
+			h = append(h, strp(d)...)
+		}
+		h = append(h, 2, lnctPath, formString, lnctDirectoryIndex, formUdata)
+		h = append(h, byte(len(files)))
+		for _, f := range files {
+			h = append(append(h, f[0].(string)...), 0, byte(f[1].(int)))
+		}
+	} else {
+		for _, d := range dirs {
+			h = append(append(h, d...), 0)
+		}
+		h = append(h, 0)
+		for _, f := range files {
+			h = append(append(h, f[0].(string)...), 0, byte(f[1].(int)), 0, 0)
+		}
+		h = append(h, 0)
+	}
+	var u []byte
+	u = le.AppendUint16(u, uint16(version))
+	if version >= 5 {
+		u = append(u, 8, 0) // address_size, segment_selector_size
+	}
+	u = le.AppendUint32(u, uint32(len(h)))
+	u = append(append(u, h...), prog...)
+	return append(le.AppendUint32(nil, uint32(len(u))), u...)
+}
+
+// Line program opcodes, assembled.
+func setAddress(a uint64) []byte {
+	return append([]byte{0, 9, lneSetAddress}, binary.LittleEndian.AppendUint64(nil, a)...)
+}
+func endSequence() []byte { return []byte{0, 1, lneEndSequence} }
+
+// special returns the special opcode advancing the address by addr and the
+// line by line (line_base -5, line_range 14, opcode_base 13).
+func special(addr, line int) byte { return byte(13 + (line + 5) + 14*addr) }
+
+func cat(parts ...[]byte) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func TestLineTable(t *testing.T) {
+	prog := cat(
+		setAddress(0x1000),
+		[]byte{lnsCopy},                          // 0x1000 line 1
+		[]byte{special(4, 1)},                    // 0x1004 line 2
+		[]byte{lnsSetFile, 2, lnsAdvanceLine, 5}, // file 2, line 7
+		[]byte{lnsSetColumn, 9, lnsCopy},         // 0x1004 again: this row wins
+		[]byte{lnsAdvancePC, 8, special(0, 1)},   // 0x100c line 8
+		[]byte{lnsAdvancePC, 4},
+		endSequence(),                     // ends at 0x1010
+		setAddress(0x3000), endSequence(), // empty: dropped
+		setAddress(0x2000),
+		[]byte{lnsSetFile, 9, lnsCopy}, // invalid file number
+		[]byte{lnsFixedAdvancePC, 0x10, 0x00},
+		endSequence(),                       // ends at 0x2010
+		setAddress(0x4000), []byte{lnsCopy}, // no end_sequence: dropped
+	)
+	for _, version := range []int{4, 5} {
+		var lineStr []byte
+		dirs := []string{"inc"}
+		files := [][2]any{{"a.c", 0}, {"b.h", 1}}
+		if version == 5 {
+			dirs = []string{"/build", "inc"}
+			files = [][2]any{{"unused.c", 0}, {"a.c", 0}, {"b.h", 1}} // numbers as in v4: 1 and 2
+		}
+		s := &Symbolizer{}
+		b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
+			lineBudget: 1 << 20, pathBudget: 1 << 20}
+		b.debugLine = lineProgram(version, dirs, files, prog, &lineStr)
+		b.debugLineStr = lineStr
+		ti, err := b.lineTable(0, lineUnit{compDir: "/build"})
+		if err != nil {
+			t.Fatalf("v%d: %v", version, err)
+		}
+		s.tables = b.tables
+		for _, q := range s.seqs {
+			s.seqHi = append(s.seqHi, q.hi)
+		}
+		u := &unit{table: ti}
+		tests := []struct {
+			name string
+			addr uint64
+			want Frame
+			ok   bool
+		}{
+			{name: "below", addr: 0xfff},
+			{name: "start", addr: 0x1000, want: Frame{File: "/build/a.c", Line: 1}, ok: true},
+			{name: "inside", addr: 0x1003, want: Frame{File: "/build/a.c", Line: 1}, ok: true},
+			{name: "last row at an address", addr: 0x1004, want: Frame{File: "/build/inc/b.h", Line: 7, Column: 9}, ok: true},
+			{name: "end-1", addr: 0x100f, want: Frame{File: "/build/inc/b.h", Line: 8, Column: 9}, ok: true},
+			{name: "end", addr: 0x1010},
+			{name: "gap", addr: 0x1800},
+			{name: "invalid file number", addr: 0x2008, ok: true},
+			{name: "empty sequence", addr: 0x3000},
+			{name: "unterminated sequence", addr: 0x4000},
+			{name: "above", addr: ^uint64(0)},
+		}
+		for _, tt := range tests {
+			got, ok := s.lineFrame(u, tt.addr)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("v%d %s: lineFrame(%#x) = %+v, %v; want %+v, %v", version, tt.name, tt.addr, got, ok, tt.want, tt.ok)
+			}
+		}
+	}
+}
+
+func TestLineTableErrors(t *testing.T) {
+	good := lineProgram(4, nil, [][2]any{{"a.c", 0}}, cat(setAddress(0x1000), []byte{lnsCopy}, endSequence()), nil)
+	tests := []struct {
+		name string
+		data []byte
+		off  uint64
+		want string
+	}{
+		{name: "offset past end", data: good, off: 1 << 20, want: "past the end"},
+		{name: "length", data: append([]byte{0xf0, 0xff, 0xff, 0x0f}, good[4:]...), want: "exceeds the section"},
+		{name: "version", data: func() []byte { b := append([]byte(nil), good...); b[4] = 9; return b }(), want: "unsupported line table version 9"},
+		{name: "truncated program", data: func() []byte {
+			b := append([]byte(nil), good[:len(good)-2]...)
+			binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+			return b
+		}(), want: "unexpected end of data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &builder{s: &Symbolizer{}, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
+				lineBudget: 1 << 20, pathBudget: 1 << 20, debugLine: tt.data}
+			_, err := b.lineTable(tt.off, lineUnit{})
+			var de *decodeError
+			if !errors.As(err, &de) || de.sec != ".debug_line" || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want a .debug_line error containing %q", err, tt.want)
+			}
+		})
+	}
+}
