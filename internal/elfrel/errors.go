@@ -19,6 +19,8 @@ type FormatError struct {
 	Err     error  // underlying error, or nil
 }
 
+// Error returns "FILE: section SECTION: MSG at offset OFF: ERR", leaving
+// out the parts that are unknown.
 func (e *FormatError) Error() string {
 	s := e.File + ": "
 	if e.Section != "" {
@@ -47,6 +49,7 @@ type UnsupportedError struct {
 	Msg     string // what is not supported
 }
 
+// Error returns "FILE: section SECTION: unsupported: MSG".
 func (e *UnsupportedError) Error() string {
 	s := e.File + ": "
 	if e.Section != "" {
