@@ -76,6 +76,18 @@ else
   echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
 fi
 
+step "speedscope viewer (npm), a real consumer of -folded output"
+if command -v npm >/dev/null; then
+  mkdir -p "$build/speedscope"
+  cp testdata/speedscope/package.json testdata/speedscope/package-lock.json "$build/speedscope/"
+  (cd "$build/speedscope" && npm ci --no-audit --no-fund --loglevel=error)
+  export JITPPROF_SPEEDSCOPE=$build/speedscope/node_modules/speedscope/dist/release
+elif [[ ${CI:-} == true ]]; then
+  fail "npm missing: cannot install speedscope"
+else
+  echo "warning: npm missing; the speedscope test will be skipped" >&2
+fi
+
 step "Go tests"
 go test -count=1 ./...
 
