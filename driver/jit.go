@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/jitsnap"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -28,7 +29,9 @@ const jitUsage = `  JIT code (jitpprof):
                           /pprof_meta that holds JIT objects.
     -jit_symbolizer       How JIT objects are symbolized: inprocess (default:
                           read each object once, in pprof) or binutils (pprof's
-                          llvm-symbolizer/addr2line, one process per object)`
+                          llvm-symbolizer/addr2line, one process per object)
+    -jit_pid              Snapshot the JIT objects of this live process through
+                          the GDB JIT interface (as jitsnap does) and use them`
 
 // jitStage runs the extended-mapping stage for every fetched profile and
 // symbolizes the JIT objects it attaches. It is shared by the concurrent
@@ -38,6 +41,7 @@ type jitStage struct {
 	flags      *flagRecorder
 	dirFlag    *[]*string
 	symFlag    *string
+	pidFlag    *int
 	extraDirs  []string
 	getenv     func(string) string
 	syms       *symbolizer.Cache
@@ -47,6 +51,9 @@ type jitStage struct {
 	mu     sync.Mutex
 	sets   map[string]*objectSet // by directory list
 	warned map[string]bool
+
+	snapOnce sync.Once
+	snapDir  string // the -jit_pid snapshot, "" if none was taken
 }
 
 // objectSet is the loaded ObjectSet of one list of directories.
@@ -62,6 +69,7 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		flags:      flags,
 		dirFlag:    flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta)"),
 		symFlag:    flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
+		pidFlag:    flags.Int("jit_pid", 0, "Snapshot the JIT objects of this live process and use them"),
 		extraDirs:  extraDirs,
 		getenv:     getenv,
 		progressAt: time.Second,
@@ -73,7 +81,12 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 	return j
 }
 
-func (j *jitStage) close() { j.syms.Close() }
+func (j *jitStage) close() {
+	j.syms.Close()
+	if j.snapDir != "" {
+		os.RemoveAll(j.snapDir)
+	}
+}
 
 // warnOnce prints msg unless it was printed already in this run.
 func (j *jitStage) warnOnce(msg string) {
@@ -122,6 +135,9 @@ func (j *jitStage) dirs(local string) []string {
 	}
 	for _, d := range j.extraDirs {
 		dirs = append(dirs, splitDirs(d)...)
+	}
+	if snap := j.snapshot(); snap != "" {
+		dirs = append(dirs, snap)
 	}
 	if len(dirs) == 0 {
 		dirs = splitDirs(j.getenv("PPROF_JIT_DIR"))
@@ -271,4 +287,33 @@ func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
 	for _, err := range errs {
 		j.warnOnce(fmt.Sprintf("JIT objects: %v; leaving it to pprof's symbolizer (binutils)", err))
 	}
+}
+
+// snapshot takes the -jit_pid snapshot, once per run, into a temporary
+// directory removed when the run ends, and returns that directory, or ""
+// without -jit_pid or if the snapshot failed (which it reports).
+func (j *jitStage) snapshot() string {
+	pid := *j.pidFlag
+	if pid == 0 {
+		return ""
+	}
+	j.snapOnce.Do(func() {
+		dir, err := os.MkdirTemp("", fmt.Sprintf("pprof-jit-%d-", pid))
+		if err != nil {
+			j.ui.PrintErr("-jit_pid: ", err)
+			return
+		}
+		res, err := jitsnap.Snapshot(pid, dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			j.ui.PrintErr("-jit_pid: ", err)
+			return
+		}
+		for _, skipped := range res.Skipped {
+			j.ui.PrintErr("-jit_pid: ", skipped)
+		}
+		j.ui.PrintErr(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
+		j.snapDir = dir
+	})
+	return j.snapDir
 }
