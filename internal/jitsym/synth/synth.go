@@ -88,7 +88,7 @@ func Source(nfuncs int) string {
 	return b.String()
 }
 
-const groupPrelude = `static inline __attribute__((always_inline)) int mix(int a, int b) {
+const groupPrelude = `inline __attribute__((always_inline)) int mix(int a, int b) {
   int r = a ^ (b << 3);
   return r + (a >> 2) - b;
 }
