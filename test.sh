@@ -14,7 +14,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$PWD
 build=$root/build
 mkdir -p "$build"
-export PATH="$(go env GOPATH)/bin:$PATH"
+gopath=$(go env GOPATH)
+export PATH="$gopath/bin:$PATH"
 
 step() { printf '\n=== %s\n' "$*"; }
 fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
@@ -94,7 +95,7 @@ go test -count=1 ./...
 step "Fuzzing (${FUZZTIME:-10s} per fuzzer)"
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
-  for fuzzer in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
+  grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | while read -r fuzzer; do
     echo "$pkg $fuzzer"
     log=$build/fuzz-$fuzzer.log
     if ! go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then

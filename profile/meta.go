@@ -93,16 +93,17 @@ func ParseMeta(r io.Reader) ([]Section, error) {
 	return secs, nil
 }
 
-// jsonErrorAt adds the line and column to a JSON syntax or type error.
+// jsonErrorAt adds the line and column (1-based) to a JSON syntax or
+// type error.
 func jsonErrorAt(err error, data []byte) error {
 	var off int64 = -1
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		off = syn.Offset
+		off = syn.Offset - 1 // the offending byte: Offset bytes were read
 	case errors.As(err, &typ):
-		off = typ.Offset
+		off = typ.Offset // the end of the offending value
 	}
 	if off < 0 || off > int64(len(data)) {
 		return err

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# bench/jitsym.sh - how fast is JIT symbolization, measured side by side.
+#
+# Builds a synthetic JIT object like a large MCJIT dump (C++ with FUNCS
+# small functions and inlined helpers, g++ -g -O1 -ffunction-sections -c,
+# every loaded section's sh_addr scattered over ~5 GiB with holes, no
+# .debug_aranges), a CPU profile of ADDRS distinct addresses in it behind
+# one Start=0/Limit=^0/Offset=0 mapping, and times `pprof -top` on it:
+#
+#   (a) jitpprof: the JIT stage and the in-process symbolizer
+#   (b) upstream pprof (the go.mod version) with llvm-symbolizer: the
+#       design write-up's final scheme, one process for the whole object
+#   (c) upstream pprof with addr2line only (llvm-symbolizer hidden)
+#   (d) jitpprof -jit_symbolizer=binutils: (b) through jitpprof's driver
+#
+# Each is run RUNS times (SLOW_RUNS for b, c and d); the table gives the
+# median wall time, the ratio to (b) and the peak RSS (GNU time). The
+# -top tables of (a), (b) and (d) must be identical.
+#
+# Usage: bench/jitsym.sh [-n FUNCS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-w WORKDIR]
+# Defaults: 40000 functions, 50000 addresses, 5 runs, 3 slow runs,
+# build/bench. The object is cached in WORKDIR between runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+funcs=40000 addrs=50000 runs=5 slow_runs=3 work=build/bench
+while getopts "n:a:r:s:w:" opt; do
+  case $opt in
+    n) funcs=$OPTARG ;;
+    a) addrs=$OPTARG ;;
+    r) runs=$OPTARG ;;
+    s) slow_runs=$OPTARG ;;
+    w) work=$OPTARG ;;
+    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+  esac
+done
+for tool in g++ llvm-symbolizer addr2line nm objdump /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench/jitsym.sh: $tool not found" >&2; exit 1; }
+done
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+echo "building jitpprof and upstream pprof" >&2
+go build -o "$work/pprof" .
+go build -o "$work/upstream-pprof" github.com/google/pprof
+
+obj=$work/obj-$funcs/synth.elf
+if [[ ! -f $obj ]]; then
+  echo "generating the synthetic object ($funcs functions; g++ takes a while)" >&2
+  mkdir -p "$work/obj-$funcs"
+  go run ./internal/jitsym/synth/synthobj -n "$funcs" -dir "$work/obj-$funcs" >/dev/null
+fi
+jit=$work/jit-$funcs
+mkdir -p "$jit"
+ln -sf "$obj" "$jit/synth.elf"
+prof=$work/profile-$funcs-$addrs.pb.gz
+go run ./bench/synthprof -obj "$jit/synth.elf" -n "$addrs" -o "$prof"
+
+# A PATH where pprof finds addr2line, nm and objdump but no llvm-symbolizer.
+a2l=$work/addr2line-only
+mkdir -p "$a2l"
+for t in addr2line nm objdump c++filt; do ln -sf "$(command -v "$t")" "$a2l/$t"; done
+
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+
+# measure NAME RUNS [ENV=VALUE...] -- COMMAND...: runs it RUNS times, keeps
+# the -top output of the first run in $work/NAME.top, and prints
+# "NAME MEDIAN_SECONDS MAX_RSS_KB".
+measure() {
+  local name=$1 n=$2
+  shift 2
+  local env=()
+  while [[ $1 != -- ]]; do env+=("$1"); shift; done
+  shift
+  local times=() rss=0
+  for ((i = 0; i < n; i++)); do
+    env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
+      "$@" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
+    read -r t m <"$work/$name.time"
+    times+=("$t")
+    ((m > rss)) && rss=$m
+    ((i == 0)) && cp "$work/$name.out" "$work/$name.top"
+    echo "  $name run $((i + 1))/$n: ${t}s, ${m} KiB" >&2
+  done
+  local median
+  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+  echo "$name $median $rss"
+}
+
+echo "timing" >&2
+ra=$(measure a "$runs" -- "$work/pprof" -top -jit_dir "$jit" "$prof")
+rb=$(measure b "$slow_runs" -- "$work/upstream-pprof" -top "$prof")
+rc=$(measure c "$slow_runs" PATH="$a2l" -- "$work/upstream-pprof" -top "$prof")
+rd=$(measure d "$slow_runs" -- "$work/pprof" -top -jit_symbolizer=binutils -jit_dir "$jit" "$prof")
+
+identical=yes
+for x in a d; do
+  cmp -s "$work/$x.top" "$work/b.top" || identical="NO: $work/$x.top differs from $work/b.top"
+done
+
+size=$(stat -L -c %s "$obj")
+sections=$(readelf -h "$obj" | awk '/Number of section headers/ {print $NF}')
+median_b=$(echo "$rb" | cut -d' ' -f2)
+row() {
+  local label=$1 r=$2
+  read -r _ t m <<<"$r"
+  awk -v l="$label" -v t="$t" -v b="$median_b" -v m="$m" -v s="$size" \
+    'BEGIN { printf "| %s | %.2f s | %.1fx | %.0f MiB (%.2fx the object) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
+}
+
+cat <<EOF
+
+Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); $(llvm-symbolizer --version | awk '/LLVM version/ {print "LLVM " $NF}'); $(addr2line --version | head -1)
+Object: $funcs functions, $sections section headers, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'); profile: $addrs distinct addresses
+Runs: median of $runs for (a), of $slow_runs for the others
+Identical -top tables for (a), (b) and (d): $identical
+
+| pprof -top | median wall | speed-up vs (b) | peak RSS |
+|---|---|---|---|
+$(row "(a) jitpprof, in-process symbolizer" "$ra")
+$(row "(b) upstream pprof + llvm-symbolizer, one [0, ^0) mapping" "$rb")
+$(row "(c) upstream pprof + addr2line only" "$rc")
+$(row "(d) jitpprof -jit_symbolizer=binutils" "$rd")
+EOF
+[[ $identical == yes ]]

@@ -1,0 +1,72 @@
+package profile
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// benchObjects returns objects with n sections in total, spread over
+// several objects, scattered over 5 GiB with holes, and a profile of m
+// locations, half of them in JIT sections.
+func benchObjects(n, m int) ([]*Object, *profile.Profile) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const perObject = 5000
+	var objs []*Object
+	addr := uint64(0x7f0000000000)
+	var secs []Section
+	for i := 0; i < n; i++ {
+		if i%perObject == 0 {
+			objs = append(objs, &Object{Path: fmt.Sprintf("/jit/obj%03d.elf", len(objs))})
+		}
+		s := Section{Name: fmt.Sprintf(".text.f%d", i), Start: addr, Size: 16 + rng.Uint64N(2000)}
+		o := objs[len(objs)-1]
+		o.Sections = append(o.Sections, s)
+		secs = append(secs, s)
+		addr = s.Limit() + rng.Uint64N(200000)
+	}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}
+	for i := 0; i < m; i++ {
+		a := 0x7f0000000000 + rng.Uint64N(addr-0x7f0000000000)
+		if i%2 == 0 {
+			s := secs[rng.IntN(len(secs))]
+			a = s.Start + rng.Uint64N(s.Size)
+		}
+		l := &profile.Location{ID: uint64(i + 1), Address: a}
+		p.Location = append(p.Location, l)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{1}})
+	}
+	return objs, p
+}
+
+// BenchmarkExtend50kx50k indexes 50,000 sections and attaches 50,000
+// locations: the stage's whole cost for a large JIT host. O((S+L) log S).
+func BenchmarkExtend50kx50k(b *testing.B) {
+	objs, p := benchObjects(50000, 50000)
+	b.ReportAllocs()
+	for b.Loop() {
+		set, _ := NewObjectSet(objs)
+		for _, l := range p.Location {
+			l.Mapping = nil
+		}
+		p.Mapping = nil
+		res, err := Extend(p, nil, set)
+		if err != nil || len(res.JIT) == 0 {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkLookup is one address lookup among 50,000 sections.
+func BenchmarkLookup(b *testing.B) {
+	objs, p := benchObjects(50000, 1024)
+	set, _ := NewObjectSet(objs)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		set.Lookup(p.Location[i&1023].Address)
+		i++
+	}
+}
