@@ -252,8 +252,7 @@ func (j *jitStage) inProcess() bool {
 // When it takes a while and standard error is a terminal, a progress
 // line is printed every second.
 func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
-	var mu sync.Mutex
-	var last symbolizer.Progress
+	var progress symbolizer.Progress
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	if j.stderrTTY {
@@ -267,21 +266,13 @@ func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
 				case <-stop:
 					return
 				case <-tick.C:
-					mu.Lock()
-					pr := last
-					mu.Unlock()
-					j.ui.Print(fmt.Sprintf("Symbolizing JIT objects: %d/%d objects, %d addresses", pr.ObjectsDone, pr.Objects, pr.Addresses))
+					objs, ofObjs, addrs, ofAddrs := progress.Done()
+					j.ui.Print(fmt.Sprintf("Symbolizing JIT objects: %d/%d objects, %d/%d addresses", objs, ofObjs, addrs, ofAddrs))
 				}
 			}
 		}()
 	}
-	errs := j.syms.Symbolize(p, jms, func(pr symbolizer.Progress) {
-		mu.Lock()
-		if pr.ObjectsDone > last.ObjectsDone {
-			last = pr
-		}
-		mu.Unlock()
-	})
+	errs := j.syms.Symbolize(p, jms, &progress)
 	close(stop)
 	wg.Wait()
 	for _, err := range errs {

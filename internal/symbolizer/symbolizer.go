@@ -81,10 +81,18 @@ func (c *Cache) Close() error {
 	return first
 }
 
-// Progress is how far a Symbolize call has got.
+// Progress counts how far a Symbolize call has got: Symbolize sets the
+// totals before it starts and advances the counts as it goes. Done may be
+// called from any goroutine meanwhile.
 type Progress struct {
-	ObjectsDone, Objects int
-	Addresses            int64 // locations symbolized so far
+	objects, objectsDone     atomic.Int64
+	addresses, addressesDone atomic.Int64
+}
+
+// Done returns how many objects and addresses are symbolized so far, and
+// out of how many.
+func (p *Progress) Done() (objects, ofObjects, addresses, ofAddresses int) {
+	return int(p.objectsDone.Load()), int(p.objects.Load()), int(p.addressesDone.Load()), int(p.addresses.Load())
 }
 
 // An OpenError reports an object that could not be opened; its mappings
@@ -104,15 +112,20 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // functions to p in a deterministic order. It returns one *OpenError per
 // object that failed to open in this call (an object that failed in an
 // earlier call of the same Cache is skipped silently). If progress is not
-// nil, it is called after each object, from any goroutine.
-func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress func(Progress)) []error {
+// nil, Symbolize sets its totals and advances it as it goes.
+func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress *Progress) []error {
 	type result struct {
 		stacks [][]gdriver.Frame // per location of the mapping
 		err    error
 	}
 	results := make([]result, len(jms))
-	var done atomic.Int64
-	var addrs atomic.Int64
+	if progress == nil {
+		progress = &Progress{}
+	}
+	progress.objects.Store(int64(len(jms)))
+	for _, jm := range jms {
+		progress.addresses.Add(int64(len(jm.Locations)))
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, jm := range jms {
@@ -131,14 +144,11 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 					// A failed lookup leaves the location unsymbolized, as
 					// pprof does when its symbolizer has no answer.
 					stacks[k], _ = obj.SourceLine(l.Address)
+					progress.addressesDone.Add(1)
 				}
 				results[i].stacks = stacks
-				addrs.Add(int64(len(jm.Locations)))
 			}
-			n := done.Add(1)
-			if progress != nil {
-				progress(Progress{ObjectsDone: int(n), Objects: len(jms), Addresses: addrs.Load()})
-			}
+			progress.objectsDone.Add(1)
 		}()
 	}
 	wg.Wait()
