@@ -77,6 +77,15 @@ else
   echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
 fi
 
+step "The dump listener with MCJIT and ORC (jitlistener/test.sh)"
+if command -v llvm-config-14 >/dev/null; then
+  jitlistener/test.sh llvm-config-14
+elif [[ ${CI:-} == true ]]; then
+  fail "llvm-config-14 missing: cannot test the dump listener"
+else
+  echo "warning: LLVM 14 missing; the listener test is skipped" >&2
+fi
+
 step "speedscope viewer (npm), a real consumer of -folded output"
 if command -v npm >/dev/null; then
   mkdir -p "$build/speedscope"

@@ -6,7 +6,7 @@
 // listener writes, for every object the JIT loads, the same load-address
 // patched ELF that LLVM hands to GDB, plus a small JSON index of where each
 // section was loaded. jitpprof matches sample addresses against those
-// sections (see doc/JIT-PROFILING.md in the jitpprof repository).
+// sections (see doc/jit-hosts.md in the jitpprof repository).
 //
 // Usage, MCJIT:
 //

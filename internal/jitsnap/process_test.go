@@ -59,10 +59,8 @@ type hostBuild struct {
 	bc  []string // build/workload{1,2}.bc
 }
 
-// buildHost builds the MCJIT host with testdata/mcjit/generate.sh. The
-// script goes on to profile the host and check the profiles, with a
-// threshold on CPU samples a short run cannot meet; only the build is
-// needed here, so a failure after the build is logged, not fatal.
+// buildHost builds the MCJIT host with testdata/mcjit/generate.sh
+// --build-only.
 func buildHost(t *testing.T) hostBuild {
 	t.Helper()
 	for _, tool := range [][2]string{
@@ -76,20 +74,18 @@ func buildHost(t *testing.T) hostBuild {
 		t.Fatalf("the MCJIT fixture generator is missing: %v", err)
 	}
 	out := t.TempDir()
-	cmd := exec.Command(script, out)
-	cmd.Env = append(os.Environ(), "JIT_HOST_SECONDS=0.05", "JIT_HOST_THREADS=1")
-	log, err := cmd.CombinedOutput()
+	log, err := exec.Command(script, "--build-only", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("generate.sh --build-only: %v\n%s", err, log)
+	}
 	b := hostBuild{
 		bin: filepath.Join(out, "bin", "jit_host"),
 		bc:  []string{filepath.Join(out, "build", "workload1.bc"), filepath.Join(out, "build", "workload2.bc")},
 	}
 	for _, f := range append([]string{b.bin}, b.bc...) {
 		if _, serr := os.Stat(f); serr != nil {
-			t.Fatalf("generate.sh did not build %s (%v):\n%s", f, err, log)
+			t.Fatalf("generate.sh did not build %s (%v):\n%s", f, serr, log)
 		}
-	}
-	if err != nil {
-		t.Logf("generate.sh failed after building the host (%v); using the build", err)
 	}
 	return b
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# generate.sh OUTDIR - build the MCJIT fixture generator, run it, check the
-# results.
+# generate.sh [--build-only] OUTDIR - build the MCJIT fixture generator, run
+# it, check the results. With --build-only, stop after building bin/jit_host
+# and build/workload{1,2}.bc (for tests that run the host themselves).
 #
 # Leaves in OUTDIR:
 #   cpu.prof          gperftools CPU profile (legacy binary format)
@@ -22,8 +23,13 @@
 # sampled JIT addresses into workload.c functions with file:line.
 set -euo pipefail
 
+build_only=false
+if [[ ${1:-} == --build-only ]]; then
+  build_only=true
+  shift
+fi
 if [[ $# -ne 1 ]]; then
-  echo "usage: $0 OUTDIR" >&2
+  echo "usage: $0 [--build-only] OUTDIR" >&2
   exit 2
 fi
 
@@ -99,6 +105,11 @@ g++ -std=c++17 -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra \
   -L"$bin" -Wl,--push-state,--no-as-needed -lleaf -Wl,--pop-state \
   "-Wl,-rpath,\$ORIGIN" "${llvm_ldflags[@]}" "${llvm_libs[@]}" \
   -ltcmalloc_and_profiler
+
+if $build_only; then
+  echo "generate.sh: built $bin/jit_host and $build/workload{1,2}.bc" >&2
+  exit 0
+fi
 
 echo "generate.sh: running jit_host" >&2
 "$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
