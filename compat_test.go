@@ -139,7 +139,7 @@ func goProfiles(t *testing.T) (cpu, heap string) {
 	for i := range 200000 {
 		sink = append(sink, strings.Repeat("x", i%64))
 	}
-	busy(200e6)
+	runtime.KeepAlive(busy(200e6))
 	pprof.StopCPUProfile()
 	if err := f.Close(); err != nil {
 		t.Fatal(err)

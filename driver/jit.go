@@ -114,8 +114,8 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 			"JIT code is found by its JIT sections alone, other code cannot be symbolized", src))
 	}
 	if res.Conflicts > 0 {
-		j.warnOnce(fmt.Sprintf("%d addresses lie both in JIT object sections and in file mappings of the profile; "+
-			"they keep the profile's mapping (were the JIT objects dumped by another run?)", res.Conflicts))
+		j.warnOnce(fmt.Sprintf("%s: %d addresses lie both in JIT object sections and in file mappings of the profile; "+
+			"they keep the profile's mapping (were the JIT objects dumped by another run?)", src, res.Conflicts))
 	}
 	if len(res.JIT) == 0 || !j.inProcess() {
 		return
@@ -191,7 +191,7 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 			j.ui.PrintErr("JIT objects: ", err)
 		}
 		if n := set.Len(); n > 0 {
-			j.ui.PrintErr(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(dirs, ", ")))
+			j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(dirs, ", ")))
 		}
 		e.set = set
 	})
@@ -303,7 +303,7 @@ func (j *jitStage) snapshot() string {
 		for _, skipped := range res.Skipped {
 			j.ui.PrintErr("-jit_pid: ", skipped)
 		}
-		j.ui.PrintErr(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
+		j.ui.Print(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
 		j.snapDir = dir
 	})
 	return j.snapDir
