@@ -287,3 +287,42 @@ func commas(n int64) string {
 	}
 	return b.String()
 }
+
+// TestInteractiveExports runs folded and flamegraph as interactive
+// commands: they follow sample_index changed at the prompt, take focus
+// regexps and "> file" like upstream's commands, and leave the session
+// usable.
+func TestInteractiveExports(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "alloc.svg")
+	batch := runPProf(t, dir, mr.env(), "-folded", "-sample_index=alloc_space", "-jit_dir", mr.jitDir(), mr.path("heap.prof"))
+	focused := runPProf(t, dir, mr.env(), "-folded", "-sample_index=alloc_space", "-focus=jit_tree", "-jit_dir", mr.jitDir(), mr.path("heap.prof"))
+
+	cmd := pprofCmd(t, dir, mr.env(), "-jit_dir", mr.jitDir(), mr.path("heap.prof"))
+	cmd.Stdin = strings.NewReader("sample_index=alloc_space\nfolded\nfolded jit_tree > focused.folded\nflamegraph > " + svg + "\ntop 1\nquit\n")
+	r := run(cmd)
+	if r.err != nil {
+		t.Fatalf("interactive pprof: %v\n%s", r.err, r.stderr)
+	}
+	if !bytes.Contains(r.stdout, batch.stdout) {
+		t.Errorf("interactive folded output differs from -folded -sample_index=alloc_space:\n got: %.2000s\nwant: %.2000s", r.stdout, batch.stdout)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "focused.folded"))
+	if err != nil || !bytes.Equal(got, focused.stdout) {
+		t.Errorf("'folded jit_tree > focused.folded' wrote %q (%v), want what -focus=jit_tree gives: %q", got, err, focused.stdout)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatalf("flamegraph > file wrote nothing: %v\n%s", err, r.stderr)
+	}
+	if err := xml.Unmarshal(data, new(struct{})); err != nil || !bytes.Contains(data, []byte("alloc_space")) {
+		t.Errorf("the interactive flame graph is not an alloc_space SVG (%v)", err)
+	}
+	if !bytes.Contains(r.stdout, []byte("flat%")) {
+		t.Errorf("the session did not go on to the top command after the exports:\n%s", r.stdout)
+	}
+	if bytes.Contains(r.stderr, []byte("jitpprof-export")) || bytes.Contains(r.stdout, []byte("sample_index  ")) {
+		t.Errorf("internal export plumbing leaked into the output:\n%s\n%s", r.stdout, r.stderr)
+	}
+}

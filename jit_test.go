@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"image/color"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -365,4 +368,87 @@ func TestJITPDF(t *testing.T) {
 	if b.Dx() < 200 || b.Dy() < 200 || len(colors) < 16 {
 		t.Errorf("page 1 renders as %dx%d pixels with %d colours; want a drawn graph", b.Dx(), b.Dy(), len(colors))
 	}
+}
+
+// TestJITModesAndSources checks the ways JIT symbolization is switched
+// and reached: -jit_symbolizer=binutils gives the same frames through
+// pprof's llvm-symbolizer, -symbolize=none leaves JIT code alone, -raw
+// shows the per-object mappings, PPROF_JIT_DIR and the profile's own
+// directory find the objects, and a profile fetched over HTTP goes
+// through the JIT stage too.
+func TestJITModesAndSources(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	inprocess := runPProf(t, t.TempDir(), mr.env(), "-traces", "-lines", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+
+	t.Run("binutils", func(t *testing.T) {
+		r := runPProf(t, t.TempDir(), mr.env(), "-traces", "-lines", "-jit_symbolizer=binutils", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+		if !bytes.Equal(r.stdout, inprocess.stdout) {
+			t.Errorf("-jit_symbolizer=binutils differs from the in-process symbolizer:\n got: %.1500s\nwant: %.1500s", r.stdout, inprocess.stdout)
+		}
+	})
+	t.Run("-symbolize=none", func(t *testing.T) {
+		r := runPProf(t, t.TempDir(), mr.env(), "-traces", "-symbolize=none", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+		if regexp.MustCompile(`jit_(cpu_round|poly|sort_records|tree_sum)`).Match(r.stdout) || !bytes.Contains(r.stdout, []byte("[workload.c-")) {
+			t.Errorf("-symbolize=none: want JIT code unsymbolized, named after its object:\n%.1500s", r.stdout)
+		}
+	})
+	t.Run("-raw", func(t *testing.T) {
+		r := runPProf(t, t.TempDir(), mr.env(), "-raw", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+		for _, obj := range []string{objectPath(mr, "workload.c-638f513f71bd93dc"), objectPath(mr, "workload.c-68e9f90eef0668b4")} {
+			want := "0x0/0xffffffffffffffff/0x0 " + obj + "  [FN][FL][LN][IN]"
+			if !bytes.Contains(r.stdout, []byte(want)) {
+				t.Errorf("-raw lacks the mapping %q", want)
+			}
+		}
+		if !regexp.MustCompile(`0x4ffffffff000/0x500000000000/0x0 +\n`).Match(r.stdout) {
+			t.Errorf("-raw lacks the anonymous JIT region as a mapping of its own:\n%.3000s", r.stdout)
+		}
+	})
+	t.Run("PPROF_JIT_DIR", func(t *testing.T) {
+		r := runPProf(t, t.TempDir(), append(mr.env(), "PPROF_JIT_DIR=/nonexistent:"+mr.jitDir()), "-traces", "-lines", mr.path("cpu.prof"))
+		if !bytes.Equal(r.stdout, inprocess.stdout) {
+			t.Errorf("with PPROF_JIT_DIR, output differs from -jit_dir's")
+		}
+		if !bytes.Contains(r.stderr, []byte("/nonexistent: reading JIT object directory")) {
+			t.Errorf("no warning about the missing directory of PPROF_JIT_DIR: %s", r.stderr)
+		}
+	})
+	t.Run("profile's own directory", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, name := range []string{"cpu.prof", "jit/workload.c-638f513f71bd93dc.elf", "jit/workload.c-638f513f71bd93dc.meta",
+			"jit/workload.c-68e9f90eef0668b4.elf", "jit/workload.c-68e9f90eef0668b4.meta"} {
+			data, err := os.ReadFile(mr.path(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := runPProf(t, t.TempDir(), mr.env(), "-traces", "-lines", filepath.Join(dir, "cpu.prof"))
+		if !bytes.Equal(r.stdout, inprocess.stdout) {
+			t.Errorf("with the objects beside the profile, output differs from -jit_dir's")
+		}
+		if !bytes.Contains(r.stderr, []byte("JIT objects: using 2 from "+dir)) {
+			t.Errorf("stderr does not say the objects came from the profile's directory: %s", r.stderr)
+		}
+	})
+	t.Run("over HTTP", func(t *testing.T) {
+		data, err := os.ReadFile(mr.path("cpu.prof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(data) }))
+		defer srv.Close()
+		r := runPProf(t, t.TempDir(), mr.env(), "-traces", "-lines", "-jit_dir", mr.jitDir(), srv.URL+"/pprof/profile")
+		if !bytes.Equal(r.stdout, inprocess.stdout) {
+			t.Errorf("the profile fetched over HTTP reports differently from the local file:\n got: %.1500s\nwant: %.1500s", r.stdout, inprocess.stdout)
+		}
+	})
+}
+
+// objectPath returns the absolute path of a JIT object of run mr.
+func objectPath(mr mcjitRun, name string) string {
+	p, _ := filepath.Abs(filepath.Join(mr.jitDir(), name+".elf"))
+	return p
 }
