@@ -70,3 +70,26 @@ func BenchmarkLookup(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkLinearScan50kx50k is the baseline the index replaces: the
+// design write-up's loop, every location against every section.
+func BenchmarkLinearScan50kx50k(b *testing.B) {
+	objs, p := benchObjects(50000, 50000)
+	for b.Loop() {
+		found := 0
+		for _, l := range p.Location {
+		objects:
+			for _, o := range objs {
+				for _, s := range o.Sections {
+					if s.Contains(l.Address) {
+						found++
+						break objects
+					}
+				}
+			}
+		}
+		if found == 0 {
+			b.Fatal("no location found")
+		}
+	}
+}
