@@ -48,7 +48,7 @@ func TestRun(t *testing.T) {
 	absent := absentPID(t)
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
-		t.Skipf("cannot start sleep: %v", err)
+		t.Fatalf("cannot start sleep: %v", err)
 	}
 	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
 	out := t.TempDir()
@@ -178,7 +178,7 @@ func TestExitStatus(t *testing.T) {
 func TestInstallName(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.Name}} {{.ImportPath}} {{.Target}}", ".").Output()
 	if err != nil {
-		t.Skipf("go list: %v", err)
+		t.Fatalf("go list: %v", err)
 	}
 	f := strings.Fields(string(out))
 	if len(f) != 3 || f[0] != "main" || f[1] != "github.com/jitpprof/pprof/cmd/jitsnap" ||

@@ -221,7 +221,8 @@ func checkDescriptor(t *testing.T, pid int, res *Result) {
 	}
 	segs := loadSegments(f)
 	if segs[0].Vaddr != 0 || segs[0].Off != 0 {
-		t.Skipf("%s's first segment is not at 0; no simple cross-check", d.Object)
+		t.Logf("%s's first segment is not at 0; no simple cross-check of the descriptor address", d.Object)
+		return
 	}
 	text, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	maps, _ := ParseMaps(bytes.NewReader(text))
@@ -377,7 +378,7 @@ func TestSnapshot32Bit(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	if err := cmd.Start(); err != nil {
-		t.Skipf("cannot run a 32-bit program here (no IA32 emulation?): %v", err)
+		testenv.Missing(t, "IA32 emulation (running 32-bit programs)", fmt.Sprintf("a kernel with CONFIG_IA32_EMULATION: %v", err))
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	_, err := Snapshot(cmd.Process.Pid, filepath.Join(dir, "snap"))
