@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 )
@@ -71,20 +72,78 @@ func loadedDebug(name string) bool {
 // .debug_ranges, .debug_addr, .debug_line_str, .debug_str_offsets and
 // .debug_rnglists, and wraps [ErrNoDWARF] when there is no .debug_info. It
 // reads only those sections, their relocations and the symbol table;
-// relocations are streamed, not held in memory.
+// relocations are streamed, not held in memory. To hold fewer of them at
+// once, use [File.DebugLoader].
+func (f *File) DWARF() (*Debug, error) {
+	l, err := f.DebugLoader()
+	if err != nil {
+		return nil, err
+	}
+	sections := make(map[string][]byte, len(l.sections))
+	for _, name := range l.names {
+		if sections[name], err = l.Section(name); err != nil {
+			return nil, err
+		}
+	}
+	return &Debug{file: f.Name, sections: sections}, nil
+}
+
+// A DebugLoader reads the DWARF sections of an object one at a time, with
+// their relocations applied, so that a reader can drop each section when
+// done with it. It holds what it needs of the section headers and of the
+// symbol table (the address of each symbol: 8 bytes per symbol), not the
+// File: once it is made, the File's headers may be garbage collected, but
+// the io.ReaderAt the File reads must stay open while sections are loaded.
+// Its methods may be called concurrently if the ReaderAt allows it.
+type DebugLoader struct {
+	file      string
+	r         io.ReaderAt
+	byteOrder byteOrder
+	machine   elf.Machine
+	names     []string                 // of the sections present, in header order
+	sections  map[string]*debugSection // by name
+}
+
+// debugSection is every section header of one name that DebugLoader
+// reads: concatenated, they make up the section's contents.
+type debugSection struct {
+	size    uint64
+	members []debugMember
+}
+
+// debugMember is one section header of a debugSection.
+type debugMember struct {
+	name               string
+	offset, size, base uint64 // base: its offset in the concatenation
+	relocs             []relocSection
+}
+
+// relocSection is an SHT_RELA or SHT_REL section applied to a debugMember.
+type relocSection struct {
+	name         string
+	rel          bool // SHT_REL: implicit addends
+	offset, size uint64
+	symAddrs     []uint64 // S for each symbol of the symbol table it links to
+}
+
+// DebugLoader prepares to read the object's DWARF sections (those
+// [File.DWARF] loads) one at a time with [DebugLoader.Section]. It checks
+// them, their relocation sections and the symbol table those use, and
+// computes each symbol's address; it wraps [ErrNoDWARF] when there is no
+// .debug_info.
 //
 // Several sections with the same name (COMDAT groups) are concatenated
 // in section header order, the way a linker would lay them out: a symbol
 // in such a section, and a PC-relative relocation's place, are offset by
 // where the section starts in the concatenation.
-func (f *File) DWARF() (*Debug, error) {
-	type member struct {
-		name string
-		base uint64 // offset of the section in its name's buffer
+func (f *File) DebugLoader() (*DebugLoader, error) {
+	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, sections: make(map[string]*debugSection)}
+	type memberAt struct {
+		sec  *debugSection
+		k    int    // index in sec.members
+		base uint64 // offset of the section in its name's concatenation
 	}
-	members := make(map[int]member) // by section index
-	var order []int                 // indexes of members, ascending
-	sizes := make(map[string]uint64)
+	members := make(map[int]memberAt) // by section index
 	// Sections that overlap in the file could make us read and allocate
 	// more than it holds; in a real object, the sections read here occupy
 	// distinct bytes.
@@ -103,32 +162,24 @@ func (f *File) DWARF() (*Debug, error) {
 		if s.Type == elf.SHT_NOBITS {
 			continue // stripped into a separate debug file: no contents
 		}
-		members[i] = member{name: s.Name, base: sizes[s.Name]}
-		order = append(order, i)
-		sizes[s.Name] += s.Size
+		ds := l.sections[s.Name]
+		if ds == nil {
+			ds = &debugSection{}
+			l.sections[s.Name] = ds
+			l.names = append(l.names, s.Name)
+		}
+		members[i] = memberAt{sec: ds, k: len(ds.members), base: ds.size}
+		ds.members = append(ds.members, debugMember{name: s.Name, offset: s.Offset, size: s.Size, base: ds.size})
+		ds.size += s.Size
 		if err := f.spend(&budget, s); err != nil {
 			return nil, err
 		}
 	}
-	if _, ok := sizes[".debug_info"]; !ok {
+	if _, ok := l.sections[".debug_info"]; !ok {
 		return nil, fmt.Errorf("%s: %w", f.Name, ErrNoDWARF)
 	}
 
-	sections := make(map[string][]byte, len(sizes))
-	for name, size := range sizes {
-		sections[name] = make([]byte, size)
-	}
-	for _, i := range order {
-		m, s := members[i], &f.Sections[i]
-		dst := sections[m.name][m.base : m.base+s.Size]
-		if _, err := f.r.ReadAt(dst, int64(s.Offset)); err != nil {
-			return nil, &FormatError{File: f.Name, Section: s.Name, Off: 0, Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", s.Size, s.Offset), Err: err}
-		}
-	}
-
-	// S for every symbol of each symbol table a relocation section uses.
-	symtabs := make(map[uint32][]uint64)
-	buf := make([]byte, relocChunk*relaSize) // relocation entries, read a chunk at a time
+	symtabs := make(map[uint32][]uint64) // S for every symbol, by symbol table
 	for i := 1; i < len(f.Sections); i++ {
 		rs := &f.Sections[i]
 		if rs.Type != elf.SHT_RELA && rs.Type != elf.SHT_REL {
@@ -141,33 +192,103 @@ func (f *File) DWARF() (*Debug, error) {
 		if err := f.spend(&budget, rs); err != nil {
 			return nil, err
 		}
+		entSize := uint64(relaSize)
+		if rs.Type == elf.SHT_REL {
+			entSize = relSize
+		}
+		if rs.Entsize != entSize || rs.Size%entSize != 0 {
+			return nil, f.formatErr(rs.Name, -1, "entry size %d and size %d, want entries of %d bytes", rs.Entsize, rs.Size, entSize)
+		}
 		symAddrs, ok := symtabs[rs.Link]
 		if !ok {
 			if err := f.spend(&budget, &f.Sections[rs.Link]); err != nil {
 				return nil, err
 			}
-			syms, err := f.symbolsAt(int(rs.Link))
+			var err error
+			symAddrs, err = f.symbolAddrs(int(rs.Link), func(sec int) (uint64, bool) {
+				m, ok := members[sec]
+				return m.base, ok
+			})
 			if err != nil {
 				return nil, err
 			}
-			symAddrs = make([]uint64, len(syms))
-			for k := range syms {
-				if m, ok := members[syms[k].Section]; ok {
-					symAddrs[k] = m.base + syms[k].Value
-				} else {
-					symAddrs[k] = f.SymbolAddr(&syms[k])
-				}
-			}
 			symtabs[rs.Link] = symAddrs
 		}
-		target := f.Sections[rs.Info]
-		t := relocTarget{dst: sections[m.name][m.base : m.base+target.Size], base: m.base}
-		if err := f.applyRelocSection(i, t, symAddrs, buf); err != nil {
-			return nil, err
+		dm := &m.sec.members[m.k]
+		dm.relocs = append(dm.relocs, relocSection{name: rs.Name, rel: rs.Type == elf.SHT_REL, offset: rs.Offset, size: rs.Size, symAddrs: symAddrs})
+	}
+	return l, nil
+}
+
+// symbolAddrs returns S for each symbol of the symbol table in section i:
+// for a symbol in a debug section that DebugLoader reads, its offset in
+// the concatenation of that section's name (base gives where the section
+// starts there), else [File.SymbolAddr].
+func (f *File) symbolAddrs(i int, base func(sec int) (uint64, bool)) ([]uint64, error) {
+	addrs := make([]uint64, 0, f.Sections[i].Size/symSize)
+	err := f.scanSymbols(i, false, func(k int, s *Symbol) error {
+		if b, ok := base(s.Section); ok {
+			addrs = append(addrs, b+s.Value)
+		} else {
+			addrs = append(addrs, f.SymbolAddr(s))
+		}
+		return nil
+	})
+	return addrs, err
+}
+
+// Has reports whether the object has a section called name that the
+// loader reads (a DWARF section with contents).
+func (l *DebugLoader) Has(name string) bool { return l.sections[name] != nil }
+
+// Size returns the size of the named section, as Section would return it,
+// without reading it; 0 if the object has none.
+func (l *DebugLoader) Size(name string) uint64 {
+	if ds := l.sections[name]; ds != nil {
+		return ds.size
+	}
+	return 0
+}
+
+// Section reads the named DWARF section (".debug_info", ".debug_line",
+// ...) into a new slice, the caller's to keep or modify, and applies its
+// relocations. It returns nil, and no error, if the object has no such
+// section or it is not one that [File.DWARF] loads.
+func (l *DebugLoader) Section(name string) ([]byte, error) {
+	ds := l.sections[name]
+	if ds == nil {
+		return nil, nil
+	}
+	data := make([]byte, ds.size)
+	for k := range ds.members {
+		m := &ds.members[k]
+		dst := data[m.base : m.base+m.size]
+		if _, err := l.r.ReadAt(dst, int64(m.offset)); err != nil {
+			return nil, &FormatError{File: l.file, Section: m.name, Off: 0, Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", m.size, m.offset), Err: err}
 		}
 	}
-
-	return &Debug{file: f.Name, sections: sections}, nil
+	// Relocation entries are read a chunk at a time, in a buffer no larger
+	// than the largest relocation section (small objects are common).
+	bufSize := uint64(relaSize)
+	for k := range ds.members {
+		for _, rs := range ds.members[k].relocs {
+			bufSize = max(bufSize, min(rs.size, relocChunk*relaSize))
+		}
+	}
+	var buf []byte
+	for k := range ds.members {
+		m := &ds.members[k]
+		for _, rs := range m.relocs {
+			if buf == nil {
+				buf = make([]byte, bufSize)
+			}
+			t := relocTarget{name: m.name, dst: data[m.base : m.base+m.size], base: m.base}
+			if err := l.applyRelocSection(&rs, t, buf); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return data, nil
 }
 
 // spend charges the size of section s to budget, failing when the
@@ -186,23 +307,19 @@ func (f *File) spend(budget *uint64, s *Section) error {
 const relocChunk = 4096
 
 // applyRelocSection applies relocation section rs to t, reading it through
-// buf. symAddrs holds S for each symbol of the symbol table rs links to.
-func (f *File) applyRelocSection(rs int, t relocTarget, symAddrs []uint64, buf []byte) error {
-	sec := &f.Sections[rs]
+// buf.
+func (l *DebugLoader) applyRelocSection(rs *relocSection, t relocTarget, buf []byte) error {
 	entSize := uint64(relaSize)
-	if sec.Type == elf.SHT_REL {
+	if rs.rel {
 		entSize = relSize
 	}
-	if sec.Entsize != entSize || sec.Size%entSize != 0 {
-		return f.formatErr(sec.Name, -1, "entry size %d and size %d, want entries of %d bytes", sec.Entsize, sec.Size, entSize)
-	}
 	chunk := uint64(len(buf)) / entSize * entSize
-	for off := uint64(0); off < sec.Size; off += chunk {
-		n := min(chunk, sec.Size-off)
-		if _, err := f.r.ReadAt(buf[:n], int64(sec.Offset+off)); err != nil {
-			return &FormatError{File: f.Name, Section: sec.Name, Off: int64(off), Msg: "cannot read relocations", Err: err}
+	for off := uint64(0); off < rs.size; off += chunk {
+		n := min(chunk, rs.size-off)
+		if _, err := l.r.ReadAt(buf[:n], int64(rs.offset+off)); err != nil {
+			return &FormatError{File: l.file, Section: rs.name, Off: int64(off), Msg: "cannot read relocations", Err: err}
 		}
-		if err := f.applyRelocs(rs, buf[:n], off, t, symAddrs); err != nil {
+		if err := l.applyRelocs(rs, buf[:n], off, t); err != nil {
 			return err
 		}
 	}

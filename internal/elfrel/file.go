@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -188,18 +189,30 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	if uint64(shstrndx) >= shnum {
 		return nil, f.formatErr("", 62, "section name table index %d out of range (%d sections)", shstrndx, shnum)
 	}
-	table := make([]byte, shnum*shdrSize)
-	if _, err := r.ReadAt(table, int64(shoff)); err != nil {
-		return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read the section header table", Err: err}
-	}
+	// The table is read a chunk at a time (47,000 sections take 3 MB of
+	// headers); only the name offsets are kept until the names are read.
 	f.Sections = make([]Section, shnum)
-	for i := range f.Sections {
-		if err := f.parseSectionHeader(i, table[i*shdrSize:(i+1)*shdrSize], int64(shoff)); err != nil {
-			return nil, err
+	nameOffs := make([]uint32, shnum)
+	buf := make([]byte, min(shnum, headerChunk)*shdrSize)
+	for lo := uint64(0); lo < shnum; lo += headerChunk {
+		n := min(shnum-lo, headerChunk)
+		chunk := buf[:n*shdrSize]
+		if _, err := r.ReadAt(chunk, int64(shoff+lo*shdrSize)); err != nil {
+			return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read the section header table", Err: err}
+		}
+		for k := range n {
+			b := chunk[k*shdrSize : (k+1)*shdrSize]
+			nameOffs[lo+k] = f.ByteOrder.Uint32(b)
+			if err := f.parseSectionHeader(int(lo+k), b, int64(shoff)); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return f, f.nameSections(table, int(shstrndx), int64(shoff))
+	return f, f.nameSections(nameOffs, int(shstrndx), int64(shoff))
 }
+
+// headerChunk is how many section headers NewFile reads at a time.
+const headerChunk = 1024
 
 // parseSectionHeader decodes and validates section header i from b, which
 // starts at file offset tableOff + i*shdrSize.
@@ -238,8 +251,9 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 	return nil
 }
 
-// nameSections reads the section name table and sets every section's Name.
-func (f *File) nameSections(table []byte, shstrndx int, tableOff int64) error {
+// nameSections reads the section name table and sets every section's
+// Name from its sh_name offset in nameOffs.
+func (f *File) nameSections(nameOffs []uint32, shstrndx int, tableOff int64) error {
 	if shstrndx == 0 {
 		return nil // no names
 	}
@@ -247,20 +261,37 @@ func (f *File) nameSections(table []byte, shstrndx int, tableOff int64) error {
 	if st.Type != elf.SHT_STRTAB {
 		return f.formatErr("", tableOff+int64(shstrndx)*shdrSize, "section name table %d has type %v, want SHT_STRTAB", shstrndx, st.Type)
 	}
-	data, err := f.SectionData(shstrndx)
+	names, err := f.sectionString(shstrndx) // names below are substrings of it
 	if err != nil {
 		return err
 	}
-	names := string(data) // one allocation; names below are substrings of it
 	for i := 1; i < len(f.Sections); i++ {
-		off := f.ByteOrder.Uint32(table[i*shdrSize:])
-		name, ok := cstring(names, off)
+		name, ok := cstring(names, nameOffs[i])
 		if !ok {
-			return f.formatErr("", tableOff+int64(i)*shdrSize, "section %d name offset %#x is outside the name table (%d bytes) or unterminated", i, off, len(names))
+			return f.formatErr("", tableOff+int64(i)*shdrSize, "section %d name offset %#x is outside the name table (%d bytes) or unterminated", i, nameOffs[i], len(names))
 		}
 		f.Sections[i].Name = name
 	}
 	return nil
+}
+
+// sectionString reads the contents of section i, a string table, as one
+// string, without the intermediate copy a []byte conversion would make.
+func (f *File) sectionString(i int) (string, error) {
+	s := &f.Sections[i]
+	if s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL || s.Size == 0 {
+		return "", nil
+	}
+	var sb strings.Builder
+	sb.Grow(int(s.Size))
+	buf := make([]byte, min(s.Size, 32<<10))
+	if _, err := io.CopyBuffer(&sb, io.NewSectionReader(f.r, int64(s.Offset), int64(s.Size)), buf); err != nil || uint64(sb.Len()) != s.Size {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", &FormatError{File: f.Name, Section: s.Name, Off: 0, Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", s.Size, s.Offset), Err: err}
+	}
+	return sb.String(), nil
 }
 
 // cstring returns the NUL-terminated string at off in tab.

@@ -78,43 +78,42 @@ func relocName(m elf.Machine, t uint32) string {
 
 // relocTarget is a section whose contents receive relocations: dst is the
 // section's contents, and the section occupies [base, base+len(dst)) of
-// the buffer its name's contents are gathered in (see File.DWARF).
+// the buffer its name's contents are gathered in (see File.DebugLoader).
 type relocTarget struct {
+	name string // section name, for errors
 	dst  []byte
 	base uint64
 }
 
 // applyRelocs applies the entries in data, which start at byte base of
-// relocation section rs (SHT_RELA or SHT_REL), to t. symAddrs holds S for
-// each symbol of the symbol table rs links to.
-func (f *File) applyRelocs(rs int, data []byte, base uint64, t relocTarget, symAddrs []uint64) error {
-	sec := &f.Sections[rs]
+// relocation section rs, to t.
+func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t relocTarget) error {
 	entSize := uint64(relaSize)
-	if sec.Type == elf.SHT_REL {
+	if rs.rel {
 		entSize = relSize
 	}
-	bo := f.ByteOrder
+	bo, symAddrs := l.byteOrder, rs.symAddrs
 	for k := uint64(0); k+entSize <= uint64(len(data)); k += entSize {
 		e, off := data[k:], base+k
 		where := bo.Uint64(e)
 		info := bo.Uint64(e[8:])
 		symIdx, typ := info>>32, uint32(info)
-		h, ok := howtoFor(f.Machine, typ)
+		h, ok := howtoFor(l.machine, typ)
 		if !ok {
-			return &UnsupportedError{File: f.Name, Section: sec.Name, Msg: fmt.Sprintf("relocation %s at entry offset %#x", relocName(f.Machine, typ), off)}
+			return &UnsupportedError{File: l.file, Section: rs.name, Msg: fmt.Sprintf("relocation %s at entry offset %#x", relocName(l.machine, typ), off)}
 		}
 		if h.kind == relocNone {
 			continue
 		}
 		if symIdx >= uint64(len(symAddrs)) {
-			return f.formatErr(sec.Name, int64(off), "relocation symbol index %d out of range (%d symbols)", symIdx, len(symAddrs))
+			return l.formatErr(rs.name, int64(off), "relocation symbol index %d out of range (%d symbols)", symIdx, len(symAddrs))
 		}
 		if where > uint64(len(t.dst)) || uint64(len(t.dst))-where < uint64(h.width) {
-			return f.formatErr(sec.Name, int64(off), "%d-byte relocation at %#x is outside the %d-byte target section %s", h.width, where, len(t.dst), f.Sections[sec.Info].Name)
+			return l.formatErr(rs.name, int64(off), "%d-byte relocation at %#x is outside the %d-byte target section %s", h.width, where, len(t.dst), t.name)
 		}
 		loc := t.dst[where : where+uint64(h.width)]
 		var addend uint64
-		if entSize == relaSize {
+		if !rs.rel {
 			addend = bo.Uint64(e[16:])
 		} else {
 			addend = readWord(bo, loc, h.signed)
@@ -126,6 +125,10 @@ func (f *File) applyRelocs(rs int, data []byte, base uint64, t relocTarget, symA
 		writeWord(bo, loc, v)
 	}
 	return nil
+}
+
+func (l *DebugLoader) formatErr(sec string, off int64, format string, args ...any) error {
+	return &FormatError{File: l.file, Section: sec, Off: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // byteOrder is the subset of binary.ByteOrder used here.

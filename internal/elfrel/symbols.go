@@ -53,68 +53,115 @@ func (f *File) symbolsAt(i int) ([]Symbol, error) {
 	return syms, err
 }
 
+// EachSymbol calls fn for every entry of the symbol table (the first
+// SHT_SYMTAB section) in order, from the null symbol at index 0, so that k
+// is the index a relocation uses; it stops at the first error, from fn or
+// from decoding, and returns it. An object without a symbol table has no
+// symbols and no error. Unlike [File.Symbols] it decodes a chunk of
+// entries at a time and keeps nothing: a caller that needs a few of the
+// symbols holds only those (and the string table, which the names are
+// substrings of). *s is reused for the next entry: copy what you keep.
+// Without names, Name is "" and the string table is not read (nor are
+// the name offsets checked).
+func (f *File) EachSymbol(names bool, fn func(k int, s *Symbol) error) error {
+	for i := 1; i < len(f.Sections); i++ {
+		if f.Sections[i].Type == elf.SHT_SYMTAB {
+			return f.scanSymbols(i, names, fn)
+		}
+	}
+	return nil
+}
+
 // decodeSymbols decodes the symbol table in section i.
 func (f *File) decodeSymbols(i int) ([]Symbol, error) {
+	var syms []Symbol
+	err := f.scanSymbols(i, true, func(k int, s *Symbol) error {
+		if syms == nil {
+			syms = make([]Symbol, f.Sections[i].Size/symSize) // validated by scanSymbols
+		}
+		syms[k] = *s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if syms == nil {
+		syms = []Symbol{}
+	}
+	return syms, nil
+}
+
+// symbolChunk is how many symbol table entries scanSymbols reads at a time.
+const symbolChunk = 4096
+
+// scanSymbols decodes the symbol table in section i a chunk at a time and
+// calls fn for each entry, in order; without names, it leaves Name empty
+// and does not read the string table.
+func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) error {
 	st := &f.Sections[i]
 	if st.Type != elf.SHT_SYMTAB {
-		return nil, f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
+		return f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
 	}
 	if st.Entsize != symSize || st.Size%symSize != 0 {
-		return nil, f.formatErr(st.Name, -1, "symbol table entry size %d and size %d, want entries of %d bytes", st.Entsize, st.Size, symSize)
+		return f.formatErr(st.Name, -1, "symbol table entry size %d and size %d, want entries of %d bytes", st.Entsize, st.Size, symSize)
 	}
 	strs := &f.Sections[st.Link]
 	if strs.Type != elf.SHT_STRTAB {
-		return nil, f.formatErr(st.Name, -1, "string table %d has type %v, want SHT_STRTAB", st.Link, strs.Type)
+		return f.formatErr(st.Name, -1, "string table %d has type %v, want SHT_STRTAB", st.Link, strs.Type)
 	}
-	data, err := f.SectionData(i)
-	if err != nil {
-		return nil, err
+	var strtab string // one allocation; names are substrings of it
+	if names {
+		var err error
+		if strtab, err = f.sectionString(int(st.Link)); err != nil {
+			return err
+		}
 	}
-	strData, err := f.SectionData(int(st.Link))
-	if err != nil {
-		return nil, err
-	}
-	names := string(strData) // one allocation; names are substrings of it
-	n := len(data) / symSize
+	n := int(st.Size / symSize)
 	var xindex []byte // SHT_SYMTAB_SHNDX contents, read when first needed
-	syms := make([]Symbol, n)
+	buf := make([]byte, min(n, symbolChunk)*symSize)
 	bo := f.ByteOrder
-	for k := range syms {
-		b := data[k*symSize:]
-		s := &syms[k]
-		nameOff := bo.Uint32(b)
-		if nameOff != 0 {
-			name, ok := cstring(names, nameOff)
-			if !ok {
-				return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(names))
-			}
-			s.Name = name
+	var s Symbol
+	for lo := 0; lo < n; lo += symbolChunk {
+		chunk := buf[:min(n-lo, symbolChunk)*symSize]
+		if _, err := f.r.ReadAt(chunk, int64(st.Offset)+int64(lo)*symSize); err != nil {
+			return &FormatError{File: f.Name, Section: st.Name, Off: int64(lo) * symSize, Msg: "cannot read symbols", Err: err}
 		}
-		s.Info = b[4]
-		s.Other = b[5]
-		s.Value = bo.Uint64(b[8:])
-		s.Size = bo.Uint64(b[16:])
-		shndx := uint32(bo.Uint16(b[6:]))
-		s.Shndx = elf.SectionIndex(shndx)
-		switch {
-		case shndx == shnXindex:
-			if xindex == nil {
-				if xindex, err = f.xindexFor(i, n); err != nil {
-					return nil, err
+		for j := 0; j < len(chunk); j += symSize {
+			k, b := lo+j/symSize, chunk[j:j+symSize]
+			s = Symbol{Info: b[4], Other: b[5], Value: bo.Uint64(b[8:]), Size: bo.Uint64(b[16:])}
+			if nameOff := bo.Uint32(b); nameOff != 0 && names {
+				name, ok := cstring(strtab, nameOff)
+				if !ok {
+					return f.formatErr(st.Name, int64(k*symSize), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(strtab))
 				}
+				s.Name = name
 			}
-			shndx = bo.Uint32(xindex[k*4:])
-			if shndx == 0 || shndx >= uint32(len(f.Sections)) {
-				return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d extended section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+			shndx := uint32(bo.Uint16(b[6:]))
+			s.Shndx = elf.SectionIndex(shndx)
+			switch {
+			case shndx == shnXindex:
+				if xindex == nil {
+					var err error
+					if xindex, err = f.xindexFor(i, n); err != nil {
+						return err
+					}
+				}
+				shndx = bo.Uint32(xindex[k*4:])
+				if shndx == 0 || shndx >= uint32(len(f.Sections)) {
+					return f.formatErr(st.Name, int64(k*symSize), "symbol %d extended section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+				}
+			case shndx >= uint32(elf.SHN_LORESERVE):
+				shndx = 0 // SHN_ABS, SHN_COMMON and other reserved indexes
+			case shndx >= uint32(len(f.Sections)):
+				return f.formatErr(st.Name, int64(k*symSize), "symbol %d section index %d out of range (%d sections)", k, shndx, len(f.Sections))
 			}
-		case shndx >= uint32(elf.SHN_LORESERVE):
-			shndx = 0 // SHN_ABS, SHN_COMMON and other reserved indexes
-		case shndx >= uint32(len(f.Sections)):
-			return nil, f.formatErr(st.Name, int64(k*symSize), "symbol %d section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+			s.Section = int(shndx)
+			if err := fn(k, &s); err != nil {
+				return err
+			}
 		}
-		s.Section = int(shndx)
 	}
-	return syms, nil
+	return nil
 }
 
 // xindexFor returns the SHT_SYMTAB_SHNDX contents for the n-entry symbol

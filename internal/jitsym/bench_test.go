@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"debug/elf"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,9 +74,10 @@ func sampleAddrs(tb testing.TB, path string, n int) []uint64 {
 // BenchmarkSynthetic measures a synthetic JIT dump of 40,000 C++
 // functions in ~47,000 sections (g++ -g -O1 -ffunction-sections, DWARF 5,
 // sections scattered over 5 GiB): building the index (Open), one lookup
-// (SourceLine), and Open followed by 50,000 lookups (Open+50k). The last
-// also reports the peak RSS of a process that does just that, next to the
-// file size.
+// (SourceLine), and Open followed by 50,000 lookups (Open+50k). Open
+// reports the bytes it allocates; Open+50k also reports, from child
+// processes that do just that, the peak RSS, the peak live heap during
+// Open and the heap the index keeps, next to the file size.
 func BenchmarkSynthetic(b *testing.B) {
 	path := synthObject(b, 40000)
 	st, err := os.Stat(path)
@@ -82,11 +87,15 @@ func BenchmarkSynthetic(b *testing.B) {
 	addrs := sampleAddrs(b, path, 50000)
 	b.Run("Open", func(b *testing.B) {
 		b.ReportAllocs()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		for b.Loop() {
 			if _, err := Open(path); err != nil {
 				b.Fatal(err)
 			}
 		}
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MiB/op")
 		b.ReportMetric(float64(st.Size())/(1<<20), "file-MiB")
 	})
 	b.Run("SourceLine", func(b *testing.B) {
@@ -114,58 +123,87 @@ func BenchmarkSynthetic(b *testing.B) {
 				s.SourceLine(a)
 			}
 		}
-		hwm, cpu := peakRSS(b, path)
-		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
-		b.ReportMetric(cpu.Seconds()*1000, "child-CPU-ms")
+		c := runChild(b, path, "")
+		b.ReportMetric(float64(c.rss)/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(c.cpu.Seconds()*1000, "child-CPU-ms")
+		b.ReportMetric(float64(c.index)/(1<<20), "index-MiB")
+		b.ReportMetric(float64(runChild(b, path, "5").openLive)/(1<<20), "open-peak-live-MiB")
 		b.ReportMetric(float64(st.Size())/(1<<20), "file-MiB")
 	})
 }
 
-// peakRSS runs this test binary as a child that opens path, looks up
-// 50,000 addresses and reports its peak resident set size (VmHWM); it also
-// returns the CPU time of the child, a figure less sensitive to other
-// load on the machine than elapsed time.
-func peakRSS(tb testing.TB, path string) (int64, time.Duration) {
+// childStats is what TestPeakRSSChild measures.
+type childStats struct {
+	rss       int64         // peak resident set size (VmHWM)
+	cpu       time.Duration // CPU time of the child
+	index     int64         // heap kept after Open and the lookups
+	openLive  int64         // peak live heap during Open, less what was live before
+	openAlloc int64         // bytes allocated by Open
+}
+
+// runChild runs this test binary as a child that opens path and looks up
+// 50,000 addresses (see TestPeakRSSChild), with $GOGC set to gogc unless
+// that is "", and returns what it measures. The CPU time of the child is
+// a figure less sensitive to other load on the machine than elapsed time;
+// with a small GOGC, the live heap is sampled at more collections.
+func runChild(tb testing.TB, path, gogc string) childStats {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "JITSYM_RSS_CHILD="+path)
+	if gogc != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+gogc)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("child: %v\n%s", err, out)
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	c := childStats{cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	fields := map[string]*int64{"VmHWM-bytes": &c.rss, "index-heap-bytes": &c.index,
+		"open-peak-live-bytes": &c.openLive, "open-alloc-bytes": &c.openAlloc}
 	for _, line := range strings.Split(string(out), "\n") {
-		if _, v, ok := strings.Cut(line, "VmHWM-bytes="); ok {
+		k, v, ok := strings.Cut(line, "=")
+		if p := fields[k]; ok && p != nil {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return n, cpu
+			*p = n
+			delete(fields, k)
 		}
 	}
-	tb.Fatalf("child did not report VmHWM:\n%s", out)
-	return 0, 0
+	if len(fields) > 0 {
+		tb.Fatalf("child did not report %v:\n%s", slices.Sorted(maps.Keys(fields)), out)
+	}
+	return c
 }
 
-// TestPeakRSSChild is the child process of peakRSS; it does nothing unless
-// JITSYM_RSS_CHILD names an object.
+// TestPeakRSSChild is the child process of runChild; it does nothing
+// unless JITSYM_RSS_CHILD names an object.
 func TestPeakRSSChild(t *testing.T) {
 	path := os.Getenv("JITSYM_RSS_CHILD")
 	if path == "" {
-		t.Skip("only run as a child of BenchmarkSynthetic")
+		t.Skip("only run as a child of BenchmarkSynthetic or TestDifferentialSynthetic")
 	}
 	addrs := sampleAddrs(t, path, 50000)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before, allocBefore := ms.HeapAlloc, ms.TotalAlloc
+	stop := watchLiveHeap()
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	peak := stop()
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("open-peak-live-bytes=%d\n", int64(peak)-int64(before))
+	fmt.Printf("open-alloc-bytes=%d\n", ms.TotalAlloc-allocBefore)
 	for _, a := range addrs {
 		s.SourceLine(a)
 	}
 	runtime.GC()
-	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("index-heap-bytes=%d\n", ms.HeapAlloc)
+	fmt.Printf("index-heap-bytes=%d\n", int64(ms.HeapAlloc)-int64(before))
 	runtime.KeepAlive(s)
 	status, err := os.Open("/proc/self/status")
 	if err != nil {
@@ -186,8 +224,37 @@ func TestPeakRSSChild(t *testing.T) {
 	t.Fatal("no VmHWM in /proc/self/status")
 }
 
+// watchLiveHeap records the live heap at the end of every garbage
+// collection from now on, and returns a function that stops and returns
+// the largest. The smaller $GOGC, the more often it looks.
+func watchLiveHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	var stopped atomic.Bool
+	type sentinel struct{ _ *int } // with a pointer: never in a tiny block
+	var arm func()
+	arm = func() {
+		runtime.AddCleanup(new(sentinel), func(struct{}) { // runs once a collection found it dead
+			if stopped.Load() {
+				return
+			}
+			sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			arm()
+		}, struct{}{})
+	}
+	arm()
+	return func() uint64 {
+		stopped.Store(true)
+		return peak.Load()
+	}
+}
+
 // TestDifferentialSynthetic compares 20,000 sampled addresses of a
-// synthetic object of 2,000 functions with llvm-symbolizer.
+// synthetic object of 2,000 functions with llvm-symbolizer, then checks
+// what Open costs in memory for it.
 func TestDifferentialSynthetic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles 2,000 functions with g++")
@@ -199,4 +266,35 @@ func TestDifferentialSynthetic(t *testing.T) {
 	}
 	st := compareWithLLVM(t, s, path, sampleAddrs(t, path, 20000))
 	t.Logf("%d addresses, %d frames, %d qualified names, %d mismatches", st.addrs, st.frames, st.qualified, st.mismatches)
+	t.Run("memory", func(t *testing.T) { checkOpenMemory(t, path) })
+}
+
+// checkOpenMemory measures Open of the object at path in a child process
+// and checks its peak live heap, the bytes it allocates and the heap its
+// index keeps against the file size. The bounds sit between what the
+// phased build needs (about 0.5, 1.3 and 0.09 times the file for a
+// synthetic object) and what building every table at once did (1.3, 2.1
+// and 0.27 times).
+func checkOpenMemory(t *testing.T, path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := float64(fi.Size())
+	c := runChild(t, path, "5")
+	t.Logf("%.1f MiB file: peak live heap in Open %.1f MiB, allocated %.1f MiB, index %.2f MiB",
+		size/(1<<20), float64(c.openLive)/(1<<20), float64(c.openAlloc)/(1<<20), float64(c.index)/(1<<20))
+	for _, m := range []struct {
+		name  string
+		got   int64
+		ratio float64
+	}{
+		{name: "peak live heap in Open", got: c.openLive, ratio: 0.75},
+		{name: "bytes allocated by Open", got: c.openAlloc, ratio: 1.75},
+		{name: "heap kept by the index", got: c.index, ratio: 0.15},
+	} {
+		if limit := m.ratio * size; float64(m.got) > limit {
+			t.Errorf("%s: %d bytes, want at most %.2f times the %d-byte file (%.0f)", m.name, m.got, m.ratio, fi.Size(), limit)
+		}
+	}
 }

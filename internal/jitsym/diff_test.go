@@ -366,18 +366,18 @@ func TestMCJITGolden(t *testing.T) {
 			}
 			seen := make(map[uint64]bool)
 			var addrs []uint64
-			for _, r := range s.rows {
-				for _, a := range []uint64{r.addr, r.addr - 1} {
+			for _, r := range s.rowAddrs() {
+				for _, a := range []uint64{r, r - 1} {
 					if !seen[a] {
 						seen[a] = true
 						addrs = append(addrs, a)
 					}
 				}
 			}
-			for _, q := range s.seqs {
-				if !seen[q.hi-1] {
-					seen[q.hi-1] = true
-					addrs = append(addrs, q.hi-1)
+			for _, hi := range s.seqHi {
+				if !seen[hi-1] {
+					seen[hi-1] = true
+					addrs = append(addrs, hi-1)
 				}
 			}
 			for _, a := range codeAddresses(t, obj) {

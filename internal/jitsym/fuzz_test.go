@@ -46,8 +46,8 @@ func FuzzNew(f *testing.F) {
 				buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
 			}
 		}
-		for _, r := range s.rows {
-			buf = s.AppendFrames(buf[:0], r.addr)
+		for _, a := range s.rowAddrs() {
+			buf = s.AppendFrames(buf[:0], a)
 		}
 	})
 }

@@ -11,10 +11,20 @@
 //
 // prints for the same object (LLVM 14), with the differences listed on
 // [Symbolizer.SourceLine].
+//
+// The index is compact (line rows are delta-encoded; names are stored
+// once, in a few large strings), and Open reads one DWARF section at a
+// time, dropping each with the tables built from it: at its peak it
+// holds about the object's .debug_info and the index, not every section
+// and table at once. For the synthetic object of BenchmarkSynthetic, the index takes
+// a fifth of the object's size, and Open's live heap peaks at about
+// twice that.
 package jitsym
 
 import (
 	"errors"
+	"math"
+	"os"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
@@ -40,50 +50,45 @@ type Symbolizer struct {
 	hasDWARF bool
 	closed   bool
 
-	// segs are the sorted, disjoint address ranges of compile units, cut
-	// where the innermost subroutine changes; segHi[i] is segs[i]'s end,
-	// kept apart so that binary searches touch few cache lines.
-	segHi   []uint64
-	segs    []segment
-	units   []unit
-	nodes   []node
-	tables  []lineTable
-	seqHi   []uint64 // seqHi[i] is seqs[i].hi
-	seqs    []sequence
-	rows    []row
-	files   []string
-	symAddr []uint64 // symAddr[i] is syms[i].addr
-	syms    []symbol // sorted by address
+	// The compile units' address ranges are cut into segments where the
+	// innermost subroutine changes; with the holes between them, the
+	// segments tile [segLo, segHi[len-1]): segment i covers
+	// [segHi[i-1], segHi[i]) (segment 0 starts at segLo), so that one
+	// binary search over segHi finds an address's, and segCode[i] says
+	// what covers it (see segment codes).
+	segLo    uint64
+	segHi    []uint64
+	segCode  []int32
+	units    []unit // in .debug_info order
+	nodes    []node
+	names    []string // function names; names[0] is ""
+	tables   []lineTable
+	seqHi    []uint64 // seqHi[i] is where seqs[i] ends
+	seqs     []sequence
+	lines    []byte // the rows of seqs, encoded (see sequence)
+	files    []string
+	symAddr  []uint64 // symAddr[i] is where syms[i] starts
+	syms     []symbol // sorted by address
+	symNames string   // the names of syms
+	symFile  []string // STT_FILE names, by symbol.file
 }
 
-// segment says which unit, and which subroutine in it (node, or -1 for
-// none), covers [lo, the matching segHi).
-type segment struct {
-	lo   uint64
-	unit int32
-	node int32
-}
+// Segment codes: a segment is a hole (no unit), a part of unit u that no
+// subroutine covers (unitCode(u)), or innermost subroutine n (n >= 0).
+const segHole = -1
 
-// cuRange says which compile unit covers [lo, hi).
-type cuRange struct {
-	lo, hi uint64
-	unit   int32
-}
+func unitCode(u int32) int32 { return -2 - u }
+func codeUnit(c int32) int32 { return -2 - c }
 
 // unit is one compile unit's part of the index.
 type unit struct {
-	table int32 // Symbolizer.tables index, or -1 without a line table
-}
-
-// span says which subroutine (node) is innermost in [lo, hi).
-type span struct {
-	lo, hi uint64
-	node   int32
+	table  int32 // Symbolizer.tables index, or -1 without a line table
+	nodeLo int32 // its nodes are Symbolizer.nodes[nodeLo:] up to the next unit's
 }
 
 // node is a subprogram or an inlined subroutine: one frame of a chain.
 type node struct {
-	fn        string
+	fn        int32 // Symbolizer.names index
 	startLine uint32
 	parent    int32 // the node this one is inlined into, or -1 for a subprogram
 	callFile  int32 // Symbolizer.files index of DW_AT_call_file, or -1
@@ -91,19 +96,31 @@ type node struct {
 	callCol   uint32
 }
 
-// symbol is an ELF symbol that names addresses [addr, end).
+// symbol is an ELF symbol that names addresses [addr, end), its addr
+// being kept apart in Symbolizer.symAddr.
 type symbol struct {
-	addr, end  uint64
-	name, file string // file: the STT_FILE name before a local symbol, or ""
+	end  uint64
+	name uint32 // offset of its NUL-terminated name in Symbolizer.symNames
+	file int32  // Symbolizer.symFile index of the STT_FILE name before a local symbol, or -1
 }
 
 // Open opens the named object and builds its index; see New.
 func Open(name string) (*Symbolizer, error) {
-	f, err := elfrel.Open(name)
+	fd, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// Not elfrel.Open: nothing here must hold the File (its 47,000
+	// section headers, say) once New no longer needs it.
+	f, err := elfrel.NewFile(fd, st.Size(), name)
+	if err != nil {
+		return nil, err
+	}
 	return New(f)
 }
 
@@ -112,19 +129,24 @@ func Open(name string) (*Symbolizer, error) {
 // close afterwards. Without DWARF (see [Symbolizer.HasDWARF]) it answers
 // from the symbol table alone. Errors are an *elfrel.FormatError or an
 // *elfrel.UnsupportedError, naming the file.
+//
+// New reads one DWARF section at a time, in phases (the units' entries,
+// then their line tables), and lets each go when its phase ends, so that
+// its peak memory is about the size of .debug_info and the index it
+// builds; it does not use f after the first phase starts.
 func New(f *elfrel.File) (*Symbolizer, error) {
 	s := &Symbolizer{name: f.Name}
 	if err := s.buildSymbols(f); err != nil {
 		return nil, err
 	}
-	d, err := f.DWARF()
+	l, err := f.DebugLoader()
 	if errors.Is(err, elfrel.ErrNoDWARF) {
 		return s, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := build(s, f, d); err != nil {
+	if err := build(s, f.ByteOrder, l); err != nil {
 		return nil, err
 	}
 	s.hasDWARF = len(s.units) > 0
@@ -180,39 +202,42 @@ func (s *Symbolizer) SourceLine(addr uint64) ([]Frame, error) {
 // returns the extended slice. It does not allocate when dst has room.
 func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	start := len(dst)
-	if i := searchHi(s.segHi, addr); i < len(s.segs) && s.segs[i].lo <= addr {
-		dst = s.appendUnitFrames(dst, &s.segs[i], addr)
+	if i := searchHi(s.segHi, addr); i < len(s.segHi) && addr >= s.segLo {
+		if c := s.segCode[i]; c != segHole {
+			dst = s.appendUnitFrames(dst, c, addr)
+		}
 	}
-	if sym := s.symbolFor(addr); sym != nil {
+	if i := searchHi(s.symAddr, addr) - 1; i >= 0 && addr < s.syms[i].end {
+		sym := &s.syms[i]
 		if len(dst) == start {
 			dst = append(dst, Frame{})
 		}
 		last := &dst[len(dst)-1]
-		last.Func = sym.name
-		if last.File == "" {
-			last.File = sym.file
+		last.Func = s.symbolName(sym)
+		if last.File == "" && sym.file >= 0 {
+			last.File = s.symFile[sym.file]
 		}
 	}
 	return dst
 }
 
-// appendUnitFrames appends the DWARF frames of addr in segment seg.
-func (s *Symbolizer) appendUnitFrames(dst []Frame, seg *segment, addr uint64) []Frame {
-	u := &s.units[seg.unit]
-	if seg.node < 0 {
+// appendUnitFrames appends the DWARF frames of addr in a segment with code
+// c, not a hole.
+func (s *Symbolizer) appendUnitFrames(dst []Frame, c int32, addr uint64) []Frame {
+	if c < 0 {
 		// No subroutine: the line table alone, as llvm-symbolizer does.
-		if f, ok := s.lineFrame(u, addr); ok {
+		if f, ok := s.lineFrame(&s.units[codeUnit(c)], addr); ok {
 			dst = append(dst, f)
 		}
 		return dst
 	}
-	n := &s.nodes[seg.node]
-	leaf, _ := s.lineFrame(u, addr)
-	leaf.Func, leaf.StartLine = n.fn, int(n.startLine)
+	n := &s.nodes[c]
+	leaf, _ := s.lineFrame(&s.units[s.unitOf(c)], addr)
+	leaf.Func, leaf.StartLine = s.names[n.fn], int(n.startLine)
 	dst = append(dst, leaf)
 	for n.parent >= 0 {
 		p := &s.nodes[n.parent]
-		f := Frame{Func: p.fn, StartLine: int(p.startLine), Line: int(n.callLine), Column: int(n.callCol)}
+		f := Frame{Func: s.names[p.fn], StartLine: int(p.startLine), Line: int(n.callLine), Column: int(n.callCol)}
 		if n.callFile >= 0 {
 			f.File = s.files[n.callFile]
 		}
@@ -220,6 +245,22 @@ func (s *Symbolizer) appendUnitFrames(dst []Frame, seg *segment, addr uint64) []
 		n = p
 	}
 	return dst
+}
+
+// unitOf returns the index of the unit node n belongs to: the last whose
+// nodes start at or before n (a unit without nodes starts where the next
+// one does).
+func (s *Symbolizer) unitOf(n int32) int {
+	lo, hi := 0, len(s.units)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.units[m].nodeLo > n {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo - 1
 }
 
 // lineFrame returns the file, line and column of the line table row for
@@ -234,35 +275,15 @@ func (s *Symbolizer) lineFrame(u *unit, addr uint64) (f Frame, ok bool) {
 		return f, false
 	}
 	q := &s.seqs[i]
-	rows := s.rows[q.rowLo:q.rowHi]
-	if len(rows) == 0 {
+	r, ok := rowAt(s.lines[q.start:q.end], uint32(min(addr-q.lo, math.MaxUint32))) // see sequence
+	if !ok {
 		return f, false
 	}
-	lo, hi := 0, len(rows) // the last row at or before addr: rows are few
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if rows[m].addr > addr {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	r := &rows[max(lo-1, 0)]
-	files := s.tables[q.table].files
-	if int(r.file) >= len(files) || files[r.file] < 0 {
+	if int(r.file) >= len(t.files) || t.files[r.file] < 0 {
 		return f, true // llvm: an invalid file number leaves file and line unknown
 	}
-	f.File, f.Line, f.Column = s.files[files[r.file]], int(r.line), int(r.col)
+	f.File, f.Line, f.Column = s.files[t.files[r.file]], int(r.line), int(r.col)
 	return f, true
-}
-
-// symbolFor returns the ELF symbol covering addr, or nil.
-func (s *Symbolizer) symbolFor(addr uint64) *symbol {
-	i := searchHi(s.symAddr, addr) - 1
-	if i < 0 || addr >= s.syms[i].end {
-		return nil
-	}
-	return &s.syms[i]
 }
 
 // searchHi returns the smallest i with keys[i] > x, or len(keys), for

@@ -172,7 +172,7 @@ func TestFunctionNames(t *testing.T) {
 			s, _ := loadScattered(t, tt.object)
 			names := make(map[string]bool)
 			for _, n := range s.nodes {
-				names[n.fn] = true
+				names[s.names[n.fn]] = true
 			}
 			for _, want := range tt.want {
 				if !names[want] {

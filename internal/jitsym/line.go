@@ -1,8 +1,8 @@
 package jitsym
 
 import (
-	"cmp"
-	"slices"
+	"math"
+	"sort"
 )
 
 // DWARF constants used by the line table reader (DWARF 5, section 7.22).
@@ -43,25 +43,37 @@ const (
 // refer to and the sequences of rows it defines.
 type lineTable struct {
 	files        []int32 // Symbolizer.files index per file number; -1 if unusable
-	seqLo, seqHi int32   // its sequences are Symbolizer.seqs[seqLo:seqHi], sorted by hi
+	seqLo, seqHi int32   // its sequences are Symbolizer.seqs[seqLo:seqHi], sorted by end
 }
 
-// A sequence is a run of rows covering [lo, hi): lo is the address of its
-// first row, hi that of its DW_LNE_end_sequence row.
+// A sequence is a run of rows covering [lo, the matching seqHi): lo is the
+// address of its first row, the end that of its DW_LNE_end_sequence row.
+// Its rows, the ones before the end row, are encoded in
+// Symbolizer.lines[start:end] (see appendRows), with addresses as offsets
+// from lo: a sequence whose rows would lie 4 GiB or more past its start
+// is split there into several (no compiler makes one).
 type sequence struct {
-	lo, hi       uint64
-	rowLo, rowHi int32 // Symbolizer.rows[rowLo:rowHi]: the rows before the end row
-	table        int32 // the lineTable whose file numbers the rows use
+	lo         uint64
+	start, end uint32
 }
 
-// A row is one line table row. Of several rows at the same address only
-// the last is kept, since llvm-symbolizer picks the last row at or before
-// the address. Like LLVM's DWARFDebugLine::Row, file and column are 16-bit.
-type row struct {
-	addr uint64
-	line uint32
-	file uint16
-	col  uint16
+// seqsByEnd sorts one table's sequences (and their ends) by end address,
+// and in program order for equal ends.
+type seqsByEnd struct {
+	hi   []uint64
+	seqs []sequence
+}
+
+func (x seqsByEnd) Len() int { return len(x.hi) }
+func (x seqsByEnd) Less(i, j int) bool {
+	if x.hi[i] != x.hi[j] {
+		return x.hi[i] < x.hi[j]
+	}
+	return x.seqs[i].start < x.seqs[j].start
+}
+func (x seqsByEnd) Swap(i, j int) {
+	x.hi[i], x.hi[j] = x.hi[j], x.hi[i]
+	x.seqs[i], x.seqs[j] = x.seqs[j], x.seqs[i]
 }
 
 // lineUnit is what the line table reader needs to know about the
@@ -80,8 +92,8 @@ type fileEntry struct {
 }
 
 // parseLineTable parses the line number program at off in .debug_line,
-// appends its sequences and rows to the Symbolizer and returns its index
-// in b.tables.
+// appends it, its sequences and rows to the Symbolizer and returns its
+// index in Symbolizer.tables.
 func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 	c := &cursor{data: b.debugLine, bo: b.bo, sec: ".debug_line"}
 	if off > uint64(len(c.data)) {
@@ -149,8 +161,9 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 	}
 	c.off = progStart
 
-	tbl := lineTable{seqLo: int32(len(b.s.seqs))}
-	tableIdx := int32(len(b.tables))
+	s := b.s
+	tbl := lineTable{seqLo: int32(len(s.seqs))}
+	tableIdx := int32(len(s.tables))
 	resolve := func(fe fileEntry) int32 {
 		var dirPath string
 		var dirOK bool
@@ -186,26 +199,41 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 	reset := state{file: 1, line: 1}
 	st := reset
 	started := false
-	var seqLow uint64
-	var first int
+	var seqLow uint64 // where the current sequence, or its current part, starts
+	rows := b.seqRows[:0]
+	endPart := func(hi uint64) {
+		start := len(s.lines)
+		s.lines = appendRows(s.lines, rows)
+		if len(s.lines) > math.MaxUint32 {
+			c.fail("line tables too large to index")
+			return
+		}
+		s.seqs = append(s.seqs, sequence{lo: seqLow, start: uint32(start), end: uint32(len(s.lines))})
+		s.seqHi = append(s.seqHi, hi)
+	}
 	emit := func(endSeq bool) {
 		if !started {
-			started, seqLow, first = true, st.addr, len(b.s.rows)
+			started, seqLow, rows = true, st.addr, rows[:0]
 		}
 		if endSeq {
-			if seqLow < st.addr {
-				b.s.seqs = append(b.s.seqs, sequence{lo: seqLow, hi: st.addr, rowLo: int32(first), rowHi: int32(len(b.s.rows)), table: tableIdx})
-			} else {
-				b.s.rows = b.s.rows[:first] // an empty sequence is never looked up
+			if seqLow < st.addr { // an empty sequence is never looked up
+				endPart(st.addr)
 			}
 			started = false
 			return
 		}
-		r := row{addr: st.addr, line: st.line, file: st.file, col: st.col}
-		if n := len(b.s.rows); n > first && b.s.rows[n-1].addr == r.addr {
-			b.s.rows[n-1] = r
+		if n := len(rows); n > 0 && st.addr < seqLow+uint64(rows[n-1].off) || st.addr < seqLow {
+			return // the address went back: no lookup could find the row
+		}
+		if st.addr-seqLow > math.MaxUint32 {
+			endPart(st.addr) // see sequence
+			seqLow, rows = st.addr, rows[:0]
+		}
+		r := row{off: uint32(st.addr - seqLow), line: st.line, file: st.file, col: st.col}
+		if n := len(rows); n > 0 && rows[n-1].off == r.off {
+			rows[n-1] = r
 		} else {
-			b.s.rows = append(b.s.rows, r)
+			rows = append(rows, r)
 		}
 	}
 	special := func(adj uint64) bool {
@@ -270,20 +298,14 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 			}
 		}
 	}
-	if started {
-		b.s.rows = b.s.rows[:first] // rows after the last end_sequence belong to no sequence
-	}
+	// Rows after the last end_sequence belong to no sequence.
+	b.seqRows = rows[:0]
 	if c.err != nil {
 		return 0, c.err
 	}
-	tbl.seqHi = int32(len(b.s.seqs))
-	slices.SortFunc(b.s.seqs[tbl.seqLo:], func(a, b sequence) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rowLo, b.rowLo) // program order
-	})
-	b.tables = append(b.tables, tbl)
+	tbl.seqHi = int32(len(s.seqs))
+	sort.Sort(seqsByEnd{hi: s.seqHi[tbl.seqLo:], seqs: s.seqs[tbl.seqLo:]})
+	s.tables = append(s.tables, tbl)
 	return tableIdx, nil
 }
 

@@ -107,10 +107,6 @@ func TestLineTable(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v%d: %v", version, err)
 		}
-		s.tables = b.tables
-		for _, q := range s.seqs {
-			s.seqHi = append(s.seqHi, q.hi)
-		}
 		u := &unit{table: ti}
 		tests := []struct {
 			name string
@@ -166,5 +162,55 @@ func TestLineTableErrors(t *testing.T) {
 				t.Errorf("got %v, want a .debug_line error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLineTableOddAddresses checks the two cases the row encoding must
+// handle that no compiler emits: a row whose address goes back (dropped:
+// no lookup of the sorted rows could find it), and rows 4 GiB or more
+// after the start of their sequence (which is split there).
+func TestLineTableOddAddresses(t *testing.T) {
+	const far = 0x10_0000_0000
+	prog := cat(
+		setAddress(0x1000), []byte{lnsCopy}, // line 1
+		[]byte{special(0x10, 1)},                  // 0x1010 line 2
+		setAddress(0x1008), []byte{special(0, 1)}, // 0x1008 line 3: back, dropped
+		setAddress(0x1020), []byte{special(0, 1)}, // 0x1020 line 4
+		setAddress(0x1030), endSequence(),
+		setAddress(far), []byte{lnsCopy}, // line 1
+		setAddress(far+5<<30), []byte{special(0, 1)}, // line 2, 5 GiB on
+		setAddress(far+5<<30+16), endSequence(),
+	)
+	s := &Symbolizer{}
+	b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
+		lineBudget: 1 << 20, pathBudget: 1 << 20}
+	b.debugLine = lineProgram(4, nil, [][2]any{{"a.c", 0}}, prog, nil)
+	ti, err := b.lineTable(0, lineUnit{compDir: "/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unit{table: ti}
+	tests := []struct {
+		addr uint64
+		line int // 0: no row
+	}{
+		{addr: 0x1008, line: 1},
+		{addr: 0x1010, line: 2},
+		{addr: 0x101f, line: 2},
+		{addr: 0x1020, line: 4},
+		{addr: 0x102f, line: 4},
+		{addr: 0x1030},
+		{addr: far, line: 1},
+		{addr: far + 4<<30, line: 1},
+		{addr: far + 5<<30 - 1, line: 1},
+		{addr: far + 5<<30, line: 2},
+		{addr: far + 5<<30 + 15, line: 2},
+		{addr: far + 5<<30 + 16},
+	}
+	for _, tt := range tests {
+		f, ok := s.lineFrame(u, tt.addr)
+		if ok != (tt.line > 0) || f.Line != tt.line {
+			t.Errorf("lineFrame(%#x) = line %d, %v; want line %d", tt.addr, f.Line, ok, tt.line)
+		}
 	}
 }

@@ -1,5 +1,11 @@
 package jitsym
 
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
 // maxRefHops bounds how many entries name resolution visits through
 // DW_AT_abstract_origin and DW_AT_specification. Real chains have at most
 // three entries (inlined instance, abstract instance, declaration).
@@ -22,78 +28,102 @@ const maxScopeDepth = 64
 // DW_AT_external function without a linkage name has C linkage (extern "C"
 // inside a namespace), and a scope that is an unnamed type (a lambda's
 // closure) has no name to give.
+//
+// The walk keeps no table of entries for this. The entries are decoded
+// again here from .debug_info: each node's own (unless the walk saw that
+// it holds nothing but the reference to follow; see nodeEntry), and the
+// ones they refer to, which many nodes share, through a small cache (see
+// summary). An entry is followed only if the walk met it as a subroutine
+// (b.subDies), and its scope is the innermost one whose extent holds it
+// (b.scopes).
 func (b *builder) nameNodes() error {
-	b.linkRefs()
-	b.qualBudget = 4*int64(len(b.debugStr)+len(b.debugInfo)) + 1<<20
+	b.s.names = make([]string, 1, 1+len(b.s.nodes)/3) // most inlined functions are inlined more than once
+	b.names = newInterner(&b.s.names)
+	b.summaryBits = summaryBits(len(b.subDies))
+	b.summaries = make([]dieSummary, 1<<b.summaryBits)
 	for i := range b.s.nodes {
 		n := &b.s.nodes[i]
-		link, name, decl, external := b.find(b.nodeDie[i])
-		if link >= 0 {
-			n.fn = b.str(b.dies[link].linkage)
+		r, err := b.find(b.nodeDie[i])
+		if err != nil {
+			return err
 		}
-		if n.fn == "" && name >= 0 {
-			n.fn = b.str(b.dies[name].name)
-			if sc := b.dies[name].scope; sc >= 0 && n.fn != "" && !external {
-				if q := b.qualified(sc); q != "" && b.spendQual(len(q)+2+len(n.fn)) {
-					n.fn = q + "::" + n.fn
+		fn, qual := b.strBytes(r.link), ""
+		if len(fn) == 0 && r.name != 0 {
+			fn = b.strBytes(r.name)
+			if sc := b.scopeAt(r.nameDie); sc >= 0 && len(fn) > 0 && !r.external {
+				if q := b.qualified(sc); q != "" && b.spendQual(len(q)+2+len(fn)) {
+					qual = q
 				}
 			}
 		}
-		if decl >= 0 {
-			n.startLine = b.dies[decl].declLine
+		n.fn = b.internName(qual, fn)
+		if r.hasDecl {
+			n.startLine = r.declLine
 		}
 	}
 	return nil
 }
 
-// linkRefs resolves every entry's DW_AT_abstract_origin and
-// DW_AT_specification offset to a dies index.
-func (b *builder) linkRefs() {
-	offs := make([]uint64, len(b.dies))
-	for i := range b.dies {
-		offs[i] = b.dies[i].off
+// internName returns the Symbolizer.names index of qual::name, or of name
+// if qual is "".
+func (b *builder) internName(qual string, name []byte) int32 {
+	if len(name) == 0 {
+		return 0
 	}
-	at := func(off uint64) int32 {
-		if off == 0 {
-			return -1
-		}
-		i := searchHi(offs, off) - 1
-		if i < 0 || offs[i] != off {
-			return -1
-		}
-		return int32(i)
+	if qual == "" {
+		return b.names.id(name)
 	}
-	for i := range b.dies {
-		d := &b.dies[i]
-		d.originIdx, d.specIdx = at(d.origin), at(d.spec)
-	}
+	b.scratch = append(append(append(b.scratch[:0], qual...), "::"...), name...)
+	return b.names.id(b.scratch)
 }
 
-// find visits die and the entries it refers to the way LLVM's
-// DWARFDie::findRecursively does (a stack: the specification is tried
-// before the abstract origin, each entry once) and returns the first that
-// has a linkage name, the first that has a name, and the first that has a
-// declaration line (-1 for none), and whether any has DW_AT_external.
-func (b *builder) find(die int32) (link, name, decl int32, external bool) {
-	link, name, decl = -1, -1, -1
-	var work, seen [maxRefHops]int32
-	nw, ns := 1, 1
-	work[0], seen[0] = die, die
-	for hops := 0; nw > 0 && hops < maxRefHops; hops++ {
+// found is what find learns about a subroutine entry.
+type found struct {
+	link, name strRef // the linkage name and the name (resolved), or 0
+	nameDie    uint32 // the entry that has the name
+	declLine   uint32
+	hasDecl    bool
+	external   bool
+}
+
+// find visits the node's entry and the entries it refers to the way
+// LLVM's DWARFDie::findRecursively does (a stack: the specification is
+// tried before the abstract origin, each entry once) and returns the
+// first linkage name, the first name and the first declaration line
+// found, and whether any entry has DW_AT_external.
+func (b *builder) find(ne nodeEntry) (found, error) {
+	var r found
+	var work, seen [maxRefHops]uint32
+	nw, ns, hops := 1, 1, 0
+	work[0], seen[0] = ne.off, ne.off
+	if ne.ref != 0 {
+		// The entry has nothing to find but ref: the first visit would
+		// only push it, if the walk met it.
+		nw, hops = 0, 1
+		if ref := b.subDie(uint64(ne.ref)); ref != 0 && ref != ne.off {
+			work[0], seen[1] = ref, ref
+			nw, ns = 1, 2
+		}
+	}
+	for ; nw > 0 && hops < maxRefHops; hops++ {
 		nw--
-		d := &b.dies[work[nw]]
-		if link < 0 && d.linkage != 0 {
-			link = work[nw]
+		off := work[nw]
+		d, err := b.summary(off, off != ne.off)
+		if err != nil {
+			return r, err
 		}
-		if name < 0 && d.name != 0 {
-			name = work[nw]
+		if r.link == 0 && d.link != 0 {
+			r.link = d.link
 		}
-		if decl < 0 && d.hasDeclLine {
-			decl = work[nw]
+		if r.name == 0 && d.name != 0 {
+			r.name, r.nameDie = d.name, off
 		}
-		external = external || d.external
-		for _, j := range [2]int32{d.originIdx, d.specIdx} {
-			if j < 0 || ns == len(seen) || nw == len(work) || contains(seen[:ns], j) {
+		if !r.hasDecl && d.hasDecl {
+			r.declLine, r.hasDecl = d.declLine, true
+		}
+		r.external = r.external || d.external
+		for _, j := range [2]uint32{d.origin, d.spec} {
+			if j == 0 || ns == len(seen) || nw == len(work) || contains(seen[:ns], j) {
 				continue
 			}
 			seen[ns], work[nw] = j, j
@@ -101,10 +131,95 @@ func (b *builder) find(die int32) (link, name, decl int32, external bool) {
 			nw++
 		}
 	}
-	return link, name, decl, external
+	return r, nil
 }
 
-func contains(s []int32, x int32) bool {
+// dieSummary is what find needs of one subroutine entry.
+type dieSummary struct {
+	off          uint32 // the entry's offset; 0 in an empty cache slot
+	link, name   strRef // resolved: never strIndex
+	origin, spec uint32 // subroutine entries the walk met, or 0
+	declLine     uint32
+	hasDecl      bool
+	external     bool
+}
+
+// maxSummaryBits bounds the size of the cache of summaries, 1<<bits
+// entries: the entries that inlined instances refer to (abstract
+// instances and declarations) are few and near one another, so a small
+// cache spares decoding each of them once per instance.
+const maxSummaryBits = 12
+
+// summaryBits returns the number of bits of the cache of summaries for n
+// subroutine entries.
+func summaryBits(n int) int {
+	bits := 4
+	for bits < maxSummaryBits && 1<<bits < n {
+		bits++
+	}
+	return bits
+}
+
+// summary returns the summary of the subroutine entry at off, from the
+// cache or decoded; it caches it if cache is set (for entries that others
+// refer to).
+func (b *builder) summary(off uint32, cache bool) (*dieSummary, error) {
+	d := &b.summaries[(off*0x9e3779b1)>>(32-b.summaryBits)] // Fibonacci hashing
+	if d.off == off {
+		return d, nil
+	}
+	if !cache {
+		d = &b.oneSummary
+	}
+	var e entry
+	w, err := b.entryAt(off, &e)
+	if err != nil {
+		return nil, err
+	}
+	*d = dieSummary{off: off, link: b.resolveStr(e.linkage, w), name: b.resolveStr(e.name, w),
+		origin: b.subDie(e.origin), spec: b.subDie(e.spec), declLine: uint32(e.declLine), hasDecl: e.hasDeclLine, external: e.external}
+	return d, nil
+}
+
+// entryAt decodes the entry at off, one the walk read, into e and returns
+// its unit.
+func (b *builder) entryAt(off uint32, e *entry) (*walkedUnit, error) {
+	i, _ := slices.BinarySearchFunc(b.walked, uint64(off), func(w walkedUnit, x uint64) int {
+		return cmp.Compare(w.hdr.end, x+1) // the first unit ending after off
+	})
+	w := &b.walked[i]
+	c := &cursor{data: b.debugInfo[:w.hdr.end], off: int(off), bo: b.bo, sec: ".debug_info"}
+	if _, err := readEntry(c, &w.hdr, w.abbrevs, e); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// subDie returns the offset of the subroutine entry a reference points
+// to if the walk met one there, else 0.
+func (b *builder) subDie(ref uint64) uint32 {
+	if ref == 0 || ref > math.MaxUint32 {
+		return 0
+	}
+	if _, ok := slices.BinarySearch(b.subDies, uint32(ref)); !ok {
+		return 0
+	}
+	return uint32(ref)
+}
+
+// scopeAt returns the innermost scope around the entry at off, or -1.
+// Scopes nest: the last one starting before off, or the first of its
+// enclosing scopes that ends after off, is it.
+func (b *builder) scopeAt(off uint32) int32 {
+	i, _ := slices.BinarySearchFunc(b.scopes, off, func(sc scope, x uint32) int { return cmp.Compare(sc.start, x) })
+	j := int32(i) - 1
+	for j >= 0 && b.scopes[j].end <= off {
+		j = b.scopes[j].parent
+	}
+	return j
+}
+
+func contains[T comparable](s []T, x T) bool {
 	for _, y := range s {
 		if y == x {
 			return true

@@ -3,6 +3,7 @@ package jitsym
 import (
 	"cmp"
 	"debug/elf"
+	"math"
 	"slices"
 	"strings"
 
@@ -22,44 +23,71 @@ import (
 // end of its section. A local symbol remembers the last STT_FILE symbol
 // before it, whose name llvm-symbolizer prints as the file of a frame
 // that DWARF gives no file for.
+//
+// It reads the symbol table a chunk at a time, twice: once to count the
+// candidates, once to collect them; the names it keeps are copied into
+// one string, Symbolizer.symNames.
 func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
-	all, err := f.Symbols()
-	if err != nil {
-		return err
-	}
-	type cand struct {
-		addr, size uint64
-		index      int32 // in the symbol table: the last of equals wins
-		file       int32 // index of the STT_FILE symbol before a local one, or -1
-	}
-	var cs []cand
-	lastFile := int32(-1)
-	for i := 1; i < len(all); i++ {
-		sym := &all[i]
-		if sym.Type() == elf.STT_FILE && sym.Section == 0 {
-			lastFile = int32(i)
-			continue
-		}
+	wanted := func(sym *elfrel.Symbol) bool {
 		switch sym.Type() {
 		case elf.STT_NOTYPE, elf.STT_FUNC, elf.STT_OBJECT, elf.STT_GNU_IFUNC:
-		default:
-			continue
+			return sym.Section != 0 && f.Sections[sym.Section].Flags&elf.SHF_ALLOC != 0
 		}
-		if sym.Section == 0 {
-			continue
+		return false
+	}
+	n := 0
+	err := f.EachSymbol(false, func(i int, sym *elfrel.Symbol) error {
+		if i > 0 && wanted(sym) {
+			n++
 		}
-		sec := &f.Sections[sym.Section]
-		if sec.Flags&elf.SHF_ALLOC == 0 {
-			continue
+		return nil
+	})
+	if err != nil || n == 0 {
+		return err
+	}
+
+	type cand struct {
+		addr, size, end uint64
+		name            string
+		index           int32 // in the symbol table: the last of equals wins
+		file            int32 // Symbolizer.symFile index of the STT_FILE name before a local one, or -1
+	}
+	cs := make([]cand, 0, n)
+	lastFile := int32(-1)
+	err = f.EachSymbol(true, func(i int, sym *elfrel.Symbol) error {
+		if i == 0 {
+			return nil
+		}
+		if sym.Type() == elf.STT_FILE && sym.Section == 0 {
+			if n := len(s.symFile); n == 0 || s.symFile[n-1] != sym.Name {
+				s.symFile = append(s.symFile, strings.Clone(sym.Name)) // not a part of the whole string table
+			}
+			lastFile = int32(len(s.symFile) - 1)
+			return nil
+		}
+		if !wanted(sym) || len(cs) == cap(cs) {
+			return nil
 		}
 		if f.Machine == elf.EM_AARCH64 && (strings.HasPrefix(sym.Name, "$x") || strings.HasPrefix(sym.Name, "$d")) {
-			continue
+			return nil
 		}
-		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, index: int32(i), file: -1}
+		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
+		c.end = c.addr + c.size
+		if c.size == 0 {
+			sec := &f.Sections[sym.Section]
+			c.end = sec.Addr + sec.Size
+		}
+		if c.end < c.addr { // wrapped around
+			c.end = ^uint64(0)
+		}
 		if sym.Bind() == elf.STB_LOCAL {
 			c.file = lastFile
 		}
 		cs = append(cs, c)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(cs, func(a, b cand) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
@@ -70,26 +98,35 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 		}
 		return cmp.Compare(a.index, b.index)
 	})
-	s.syms = make([]symbol, 0, len(cs))
-	for i, c := range cs {
-		if i+1 < len(cs) && cs[i+1].addr == c.addr {
-			continue // a larger symbol at the same address follows
+	// Keep the last of each address, counting them and their names' bytes.
+	n, size := 0, 0
+	for i := range cs {
+		if i+1 == len(cs) || cs[i+1].addr != cs[i].addr {
+			cs[n] = cs[i]
+			n++
+			size += len(cs[i].name) + 1
 		}
-		sym := &all[c.index]
-		end := c.addr + c.size
-		if c.size == 0 {
-			sec := &f.Sections[sym.Section]
-			end = sec.Addr + sec.Size
-		}
-		if end < c.addr { // wrapped around
-			end = ^uint64(0)
-		}
-		file := ""
-		if c.file >= 0 {
-			file = all[c.file].Name
-		}
-		s.syms = append(s.syms, symbol{addr: c.addr, end: end, name: sym.Name, file: file})
-		s.symAddr = append(s.symAddr, c.addr)
 	}
+	cs = cs[:n]
+	if size > math.MaxUint32 {
+		return &elfrel.UnsupportedError{File: f.Name, Msg: "symbol names of 4 GiB or more"}
+	}
+	var names strings.Builder
+	names.Grow(size)
+	s.syms = make([]symbol, n)
+	s.symAddr = make([]uint64, n)
+	for i, c := range cs {
+		s.syms[i] = symbol{end: c.end, name: uint32(names.Len()), file: c.file}
+		s.symAddr[i] = c.addr
+		names.WriteString(c.name)
+		names.WriteByte(0)
+	}
+	s.symNames = names.String()
 	return nil
+}
+
+// symbolName returns the name of sym.
+func (s *Symbolizer) symbolName(sym *symbol) string {
+	name := s.symNames[sym.name:]
+	return name[:strings.IndexByte(name, 0)]
 }

@@ -1,39 +1,34 @@
 package jitsym
 
-// dieInfo is what name resolution needs from a DW_TAG_subprogram or
-// DW_TAG_inlined_subroutine entry.
-type dieInfo struct {
-	off           uint64
-	name, linkage strRef // resolved: never strIndex
-	scope         int32  // scopes index of the enclosing namespace or type, or -1
-	declLine      uint32
-	hasDeclLine   bool
-	external      bool   // DW_AT_external
-	origin, spec  uint64 // absolute .debug_info offsets, or 0
-	originIdx     int32  // dies index of origin, or -1 (set by linkRefs)
-	specIdx       int32  // dies index of spec, or -1
-}
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // scope is a namespace, class, structure, union, interface or module
-// that functions are declared in.
+// that functions are declared in: the entries in [start, end) of
+// .debug_info.
 type scope struct {
-	parent  int32
-	name    string
-	unnamed bool   // a type without a name: qualification stops here
-	qual    string // qualified name, once computed; "" if it cannot be
-	done    bool
+	start, end uint32
+	parent     int32
+	name       string
+	unnamed    bool   // a type without a name: qualification stops here
+	qual       string // qualified name, once computed; "" if it cannot be
+	done       bool
 }
 
 // frame is the walker's state for one entry whose children it reads.
 type frame struct {
-	scope     int32 // innermost scope
-	sub       int   // stack index of the innermost subroutine frame, or -1
-	parentSub int   // for a subroutine frame: the sub of its parent
-	skip      bool  // the children are of no interest
-	inlined   bool  // DW_TAG_inlined_subroutine
-	die       int32 // dies index, for a subroutine frame
-	node      int32 // node index once created, or -1
-	callFile  int32
+	scope     int32     // innermost scope
+	opened    int32     // 1 + the scope this entry is, or 0
+	sub       int       // stack index of the innermost subroutine frame, or -1
+	parentSub int       // for a subroutine frame: the sub of its parent
+	skip      bool      // the children are of no interest
+	inlined   bool      // DW_TAG_inlined_subroutine
+	die       nodeEntry // for a subroutine frame
+	node      int32     // node index once created, or -1
+	callFile  int32     // DW_AT_call_file (a file number of the unit's line table), or -1
 	callLine  uint32
 	callCol   uint32
 }
@@ -67,8 +62,8 @@ func (b *builder) walk() error {
 	return nil
 }
 
-// walkUnit indexes one unit: its address ranges, its line table, and the
-// subroutine entries in its tree.
+// walkUnit indexes one unit: its address ranges, where its line table
+// is, and the subroutine entries in its tree.
 func (b *builder) walkUnit(h *unitHeader) error {
 	t, err := b.parseAbbrevs(h.abbrevOff)
 	if err != nil {
@@ -90,31 +85,25 @@ func (b *builder) walkUnit(h *unitHeader) error {
 	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
 		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
 	}
-	strOffBase, hasStrOff := cu.strOffBase, cu.hasStrOffB
+	b.walked = append(b.walked, walkedUnit{hdr: *h, abbrevs: t, strOffBase: cu.strOffBase, hasStrOff: cu.hasStrOffB,
+		stmtList: cu.stmtList, hasStmtList: cu.hasStmtList})
+	w := &b.walked[len(b.walked)-1]
+	w.compDir = b.str(b.resolveStr(cu.compDir, w))
 	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
-	compDir := b.str(b.resolveStr(cu.compDir, &u, strOffBase, hasStrOff))
 
 	unitIdx := int32(len(b.s.units))
-	un := unit{table: -1}
-	var files []int32
-	if cu.hasStmtList {
-		ti, err := b.lineTable(cu.stmtList, lineUnit{compDir: compDir, strOffBase: strOffBase, dwarf64: h.dwarf64})
-		if err != nil {
-			return err
-		}
-		un.table = ti
-		files = b.tables[ti].files
-	}
+	b.s.units = append(b.s.units, unit{table: -1, nodeLo: int32(len(b.s.nodes))})
 	rs, err := b.entryRanges(cu, &u, rnglistsBase, hasRnglistsBase)
 	if err != nil {
 		return err
 	}
 	cuRanges := len(rs)
+	b.cuRaw = slices.Grow(b.cuRaw, len(rs))
 	for _, r := range rs {
 		b.cuRaw = append(b.cuRaw, rawSpan{lo: r[0], hi: r[1], node: unitIdx})
 	}
 
-	b.unitRaw = b.unitRaw[:0]
+	lo := int32(len(b.spans.spans))
 	stack := []frame{{scope: -1, sub: -1, parentSub: -1, node: -1}}
 	if !cu.children {
 		stack = nil
@@ -125,6 +114,9 @@ func (b *builder) walkUnit(h *unitHeader) error {
 			return err
 		}
 		if en == nil {
+			if sc := stack[len(stack)-1].opened; sc > 0 {
+				b.scopes[sc-1].end = uint32(c.off)
+			}
 			stack = stack[:len(stack)-1]
 			continue
 		}
@@ -135,7 +127,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 				stack = append(stack, frame{skip: true})
 			}
 		case e.tag == tagSubprogram || e.tag == tagInlinedSubroutine:
-			fr, err := b.subroutine(&e, stack, &u, files, strOffBase, hasStrOff, rnglistsBase, hasRnglistsBase)
+			fr, err := b.subroutine(&e, stack, &u, w, rnglistsBase, hasRnglistsBase)
 			if err != nil {
 				return err
 			}
@@ -145,8 +137,8 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		case !e.children:
 		case e.tag == tagNamespace || e.tag == tagClassType || e.tag == tagStructType ||
 			e.tag == tagUnionType || e.tag == tagInterfaceType || e.tag == tagModule:
-			sc := b.newScope(top.scope, e.tag, b.resolveStr(e.name, &u, strOffBase, hasStrOff))
-			stack = append(stack, frame{scope: sc, sub: top.sub, parentSub: -1, node: -1})
+			sc := b.newScope(top.scope, e.tag, uint32(e.off), b.resolveStr(e.name, w))
+			stack = append(stack, frame{scope: sc, opened: sc + 1, sub: top.sub, parentSub: -1, node: -1})
 		case e.tag == tagFormalParameter || e.tag == tagVariable || e.tag == tagEnumerationType ||
 			e.tag == tagArrayType || e.tag == tagSubroutineType || e.tag == tagCallSite || e.tag == tagGNUCallSite:
 			// Nothing below these has code: jump over the children.
@@ -159,41 +151,40 @@ func (b *builder) walkUnit(h *unitHeader) error {
 			stack = append(stack, frame{scope: top.scope, sub: top.sub, parentSub: -1, node: -1})
 		}
 	}
+	for _, fr := range stack { // a unit cut short: its open scopes end with it
+		if fr.opened > 0 {
+			b.scopes[fr.opened-1].end = uint32(h.end)
+		}
+	}
 
-	lo := int32(len(b.spans))
-	b.spans = flattenSpans(b.spans, b.unitRaw)
-	b.unitSpan = append(b.unitSpan, [2]int32{lo, int32(len(b.spans))})
+	b.flushTree()
+	b.unitSpans(int(lo))
+	b.unitSpan = append(b.unitSpan, [2]int32{lo, int32(len(b.spans.spans))})
 	if cuRanges == 0 {
 		// No DW_AT_low_pc/high_pc or DW_AT_ranges on the unit: llvm-
 		// symbolizer finds nothing in it; use its functions' ranges.
-		for _, sp := range b.spans[lo:] {
-			b.cuRaw = append(b.cuRaw, rawSpan{lo: sp.lo, hi: sp.hi, node: unitIdx})
+		for i := range b.spans.spans[lo:] {
+			sp := &b.spans.spans[int(lo)+i]
+			b.cuRaw = append(b.cuRaw, rawSpan{lo: sp.lo, hi: b.spans.hi(sp), node: unitIdx})
 		}
 	}
-	b.s.units = append(b.s.units, un)
 	return nil
 }
 
 // subroutine records a DW_TAG_subprogram or DW_TAG_inlined_subroutine
 // entry and its address ranges, and returns its frame.
-func (b *builder) subroutine(e *entry, stack []frame, u *unitInfo, files []int32, strOffBase uint64, hasStrOff bool, rnglistsBase uint64, hasRnglistsBase bool) (frame, error) {
+func (b *builder) subroutine(e *entry, stack []frame, u *unitInfo, w *walkedUnit, rnglistsBase uint64, hasRnglistsBase bool) (frame, error) {
 	top := &stack[len(stack)-1]
-	dieIdx := int32(len(b.dies))
-	b.dies = append(b.dies, dieInfo{
-		off:         e.off,
-		name:        b.resolveStr(e.name, u, strOffBase, hasStrOff),
-		linkage:     b.resolveStr(e.linkage, u, strOffBase, hasStrOff),
-		scope:       top.scope,
-		declLine:    uint32(e.declLine),
-		hasDeclLine: e.hasDeclLine,
-		external:    e.external,
-		origin:      e.origin,
-		spec:        e.spec,
-	})
-	fr := frame{scope: top.scope, sub: len(stack), parentSub: top.sub, die: dieIdx, node: -1,
+	if top.sub < 0 {
+		b.flushTree() // a new tree: the last one is complete
+	}
+	b.subDies = append(b.subDies, uint32(e.off))
+	order := b.order
+	b.order++
+	fr := frame{scope: top.scope, sub: len(stack), parentSub: top.sub, die: b.nodeEntry(e, w), node: -1,
 		inlined: e.tag == tagInlinedSubroutine, callFile: -1, callLine: uint32(e.callLine), callCol: uint32(e.callCol)}
-	if e.hasCallFile && e.callFile < uint64(len(files)) {
-		fr.callFile = files[e.callFile]
+	if e.hasCallFile && e.callFile <= math.MaxInt32 {
+		fr.callFile = int32(e.callFile) // resolved with the line table (linePhase)
 	}
 	rs, err := b.entryRanges(e, u, rnglistsBase, hasRnglistsBase)
 	if err != nil {
@@ -206,9 +197,60 @@ func (b *builder) subroutine(e *entry, stack []frame, u *unitInfo, files []int32
 		if fr.node < 0 {
 			fr.node = b.newNode(stack, &fr)
 		}
-		b.unitRaw = append(b.unitRaw, rawSpan{lo: r[0], hi: r[1], node: fr.node, order: dieIdx})
+		b.treeRaw = append(b.treeRaw, rawSpan{lo: r[0], hi: r[1], node: fr.node, order: order})
 	}
 	return fr, nil
+}
+
+// nodeEntry is the entry of a node, for nameNodes: its offset, and if
+// nothing in it but one DW_AT_abstract_origin or DW_AT_specification
+// matters to names (the usual inlined instance or out-of-line copy), that
+// reference, so that it need not be decoded again.
+type nodeEntry struct {
+	off uint32
+	ref uint32 // or 0
+}
+
+func (b *builder) nodeEntry(e *entry, w *walkedUnit) nodeEntry {
+	ne := nodeEntry{off: uint32(e.off)}
+	if b.resolveStr(e.linkage, w) != 0 || b.resolveStr(e.name, w) != 0 || e.hasDeclLine || e.external {
+		return ne
+	}
+	switch ref := e.origin | e.spec; {
+	case e.origin != 0 && e.spec != 0, ref > math.MaxUint32:
+	default:
+		ne.ref = uint32(ref)
+	}
+	return ne
+}
+
+// flushTree flattens the ranges of the tree just walked onto b.spans.
+func (b *builder) flushTree() {
+	b.flat.flatten(&b.spans, b.treeRaw)
+	b.treeRaw = b.treeRaw[:0]
+}
+
+// unitSpans sorts the spans of one unit, b.spans.spans[lo:], flattened
+// tree by tree. Trees rarely overlap; where they do, the later tree wins,
+// as the later entry in the walk does within one tree: every entry of a
+// tree comes after those of the trees before it, and so do its nodes,
+// which is how the overlaps are resolved here.
+func (b *builder) unitSpans(lo int) {
+	us := b.spans.spans[lo:]
+	slices.SortFunc(us, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
+	overlap := false
+	for i := 1; i < len(us) && !overlap; i++ {
+		overlap = us[i].lo < b.spans.hi(&us[i-1])
+	}
+	if !overlap {
+		return
+	}
+	raw := make([]rawSpan, len(us))
+	for i := range us {
+		raw[i] = rawSpan{lo: us[i].lo, hi: b.spans.hi(&us[i]), node: us[i].node, order: us[i].node}
+	}
+	b.spans.spans = b.spans.spans[:lo]
+	b.flat.flatten(&b.spans, raw)
 }
 
 // newNode creates the node of fr, first creating those of the frames it
@@ -249,8 +291,8 @@ func (b *builder) addNode(fr *frame, parent int32) int32 {
 	return int32(len(b.s.nodes) - 1)
 }
 
-func (b *builder) newScope(parent int32, tag uint64, name strRef) int32 {
-	s := scope{parent: parent, name: b.str(name)}
+func (b *builder) newScope(parent int32, tag uint64, start uint32, name strRef) int32 {
+	s := scope{start: start, end: start, parent: parent, name: b.str(name)}
 	if s.name == "" {
 		if tag == tagNamespace {
 			s.name = "(anonymous namespace)" // as the demangler prints it
