@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 const textAddr = 0x7f0000001000
@@ -14,22 +16,22 @@ const textAddr = 0x7f0000001000
 // relocObject returns an x86-64 or AArch64 object with a loaded text
 // section, a .debug_str at debugStrAddr, symbols of every kind, and the
 // given relocations against .debug_info (64 zero bytes).
-func relocObject(m elf.Machine, debugStrAddr uint64, relas []testRela) *testObject {
+func relocObject(m elf.Machine, debugStrAddr uint64, relas []elftest.Rela) *elftest.File {
 	bo := binary.LittleEndian
-	symtab, strtab := symtabData(bo, []testSym{
-		{info: byte(elf.STT_SECTION), shndx: 1},                                                                     // 1: .text.foo
-		{name: "foo", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: 1, value: 0x10, size: 0x10},           // 2
-		{info: byte(elf.STT_SECTION), shndx: 3},                                                                     // 3: .debug_str
-		{name: "abs", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE), shndx: uint16(elf.SHN_ABS), value: 0x1234}, // 4
-		{name: "undef", info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE)},                                          // 5
+	symtab, strtab := elftest.Symtab(bo, []elftest.Symbol{
+		{Info: byte(elf.STT_SECTION), Shndx: 1},                                                                     // 1: .text.foo
+		{Name: "foo", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Shndx: 1, Value: 0x10, Size: 0x10},           // 2
+		{Info: byte(elf.STT_SECTION), Shndx: 3},                                                                     // 3: .debug_str
+		{Name: "abs", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE), Shndx: uint16(elf.SHN_ABS), Value: 0x1234}, // 4
+		{Name: "undef", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_NOTYPE)},                                          // 5
 	})
-	return &testObject{machine: m, order: bo, sections: []testSection{
-		{name: ".text.foo", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: textAddr, data: make([]byte, 32)},
-		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 64)},
-		{name: ".debug_str", typ: elf.SHT_PROGBITS, addr: debugStrAddr, data: []byte("hello\x00world\x00")},
-		{name: ".rela.debug_info", typ: elf.SHT_RELA, flags: elf.SHF_INFO_LINK, link: 5, info: 2, entsize: relaSize, data: relaData(bo, relas)},
-		{name: ".symtab", typ: elf.SHT_SYMTAB, link: 6, entsize: symSize, data: symtab},
-		{name: ".strtab", typ: elf.SHT_STRTAB, data: strtab},
+	return &elftest.File{Machine: m, Order: bo, Sections: []elftest.Section{
+		{Name: ".text.foo", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: make([]byte, 32)},
+		{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: make([]byte, 64)},
+		{Name: ".debug_str", Type: elf.SHT_PROGBITS, Addr: debugStrAddr, Data: []byte("hello\x00world\x00")},
+		{Name: ".rela.debug_info", Type: elf.SHT_RELA, Flags: elf.SHF_INFO_LINK, Link: 5, Info: 2, Entsize: relaSize, Data: elftest.RelaData(bo, relas)},
+		{Name: ".symtab", Type: elf.SHT_SYMTAB, Link: 6, Entsize: symSize, Data: symtab},
+		{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab},
 	}}
 }
 
@@ -44,7 +46,7 @@ func newTestFile(t *testing.T, data []byte) *File {
 
 func TestSections(t *testing.T) {
 	o := relocObject(elf.EM_X86_64, 0, nil)
-	f := newTestFile(t, o.bytes())
+	f := newTestFile(t, o.Bytes())
 	if got, want := len(f.Sections), 8; got != want {
 		t.Fatalf("got %d sections, want %d", got, want)
 	}
@@ -82,7 +84,7 @@ func TestSections(t *testing.T) {
 }
 
 func TestSymbols(t *testing.T) {
-	f := newTestFile(t, relocObject(elf.EM_X86_64, 0x500000, nil).bytes())
+	f := newTestFile(t, relocObject(elf.EM_X86_64, 0x500000, nil).Bytes())
 	syms, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +116,7 @@ func TestSymbols(t *testing.T) {
 
 // TestHeaderErrors corrupts one field of a valid object at a time.
 func TestHeaderErrors(t *testing.T) {
-	good := relocObject(elf.EM_X86_64, 0, nil).bytes()
+	good := relocObject(elf.EM_X86_64, 0, nil).Bytes()
 	bo := binary.LittleEndian
 	shoff := bo.Uint64(good[40:])
 	tests := []struct {
@@ -180,20 +182,20 @@ func TestSymbolErrors(t *testing.T) {
 	bo := binary.LittleEndian
 	tests := []struct {
 		name string
-		edit func(o *testObject)
+		edit func(o *elftest.File)
 		want string
 	}{
-		{name: "entsize", edit: func(o *testObject) { o.sections[4].entsize = 16 }, want: "entry size"},
-		{name: "strtab type", edit: func(o *testObject) { o.sections[4].link = 3 }, want: "want SHT_STRTAB"},
-		{name: "name offset", edit: func(o *testObject) { bo.PutUint32(o.sections[4].data[2*symSize:], 1<<20) }, want: "name offset"},
-		{name: "section index", edit: func(o *testObject) { bo.PutUint16(o.sections[4].data[2*symSize+6:], 300) }, want: "section index 300"},
-		{name: "xindex without table", edit: func(o *testObject) { bo.PutUint16(o.sections[4].data[2*symSize+6:], shnXindex) }, want: "SHT_SYMTAB_SHNDX"},
+		{name: "entsize", edit: func(o *elftest.File) { o.Sections[4].Entsize = 16 }, want: "entry size"},
+		{name: "strtab type", edit: func(o *elftest.File) { o.Sections[4].Link = 3 }, want: "want SHT_STRTAB"},
+		{name: "name offset", edit: func(o *elftest.File) { bo.PutUint32(o.Sections[4].Data[2*symSize:], 1<<20) }, want: "name offset"},
+		{name: "section index", edit: func(o *elftest.File) { bo.PutUint16(o.Sections[4].Data[2*symSize+6:], 300) }, want: "section index 300"},
+		{name: "xindex without table", edit: func(o *elftest.File) { bo.PutUint16(o.Sections[4].Data[2*symSize+6:], shnXindex) }, want: "SHT_SYMTAB_SHNDX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := relocObject(elf.EM_X86_64, 0, nil)
 			tt.edit(o)
-			f := newTestFile(t, o.bytes())
+			f := newTestFile(t, o.Bytes())
 			_, err := f.Symbols()
 			checkErr(t, err, false, tt.want)
 			if !strings.Contains(err.Error(), "section .symtab") {
@@ -209,11 +211,11 @@ func TestExtendedNumbering(t *testing.T) {
 	bo := binary.LittleEndian
 	o := relocObject(elf.EM_X86_64, 0, nil)
 	// Symbol 2 (foo) gets its section from a SHT_SYMTAB_SHNDX table.
-	bo.PutUint16(o.sections[4].data[2*symSize+6:], shnXindex)
+	bo.PutUint16(o.Sections[4].Data[2*symSize+6:], shnXindex)
 	xindex := make([]byte, 4*6)
 	bo.PutUint32(xindex[2*4:], 1)
-	o.sections = append(o.sections, testSection{name: ".symtab_shndx", typ: elf.SHT_SYMTAB_SHNDX, link: 5, entsize: 4, data: xindex})
-	data := o.bytes()
+	o.Sections = append(o.Sections, elftest.Section{Name: ".symtab_shndx", Type: elf.SHT_SYMTAB_SHNDX, Link: 5, Entsize: 4, Data: xindex})
+	data := o.Bytes()
 	shoff := bo.Uint64(data[40:])
 	bo.PutUint64(data[shoff+32:], uint64(bo.Uint16(data[60:]))) // count in section 0
 	bo.PutUint32(data[shoff+40:], uint32(bo.Uint16(data[62:]))) // name table index in section 0

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 var update = flag.Bool("update", false, "rewrite the fuzz seed corpus in testdata/fuzz")
@@ -66,8 +68,8 @@ func checkFuzzErr(t *testing.T, err error) {
 // of package jitsym's testdata. -update rewrites them.
 func TestFuzzCorpus(t *testing.T) {
 	seeds := map[string][]byte{
-		"reloc-x86-64":  relocObject(elf.EM_X86_64, 0x500000, []testRela{{off: 0, sym: symFoo, typ: uint32(elf.R_X86_64_64), addend: 4}, {off: 8, sym: symDebugStr, typ: uint32(elf.R_X86_64_32), addend: 6}}).bytes(),
-		"reloc-aarch64": relocObject(elf.EM_AARCH64, 0, []testRela{{off: 0, sym: symText, typ: uint32(elf.R_AARCH64_ABS64)}, {off: 16, sym: symText, typ: uint32(elf.R_AARCH64_PREL32)}}).bytes(),
+		"reloc-x86-64":  relocObject(elf.EM_X86_64, 0x500000, []elftest.Rela{{Off: 0, Sym: symFoo, Type: uint32(elf.R_X86_64_64), Addend: 4}, {Off: 8, Sym: symDebugStr, Type: uint32(elf.R_X86_64_32), Addend: 6}}).Bytes(),
+		"reloc-aarch64": relocObject(elf.EM_AARCH64, 0, []elftest.Rela{{Off: 0, Sym: symText, Type: uint32(elf.R_AARCH64_ABS64)}, {Off: 16, Sym: symText, Type: uint32(elf.R_AARCH64_PREL32)}}).Bytes(),
 	}
 	objs, err := filepath.Glob(filepath.Join("..", "jitsym", "testdata", "*.o"))
 	if err != nil || len(objs) == 0 {

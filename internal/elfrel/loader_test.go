@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 // TestManySections reads more section headers and symbols than NewFile
@@ -16,16 +18,16 @@ func TestManySections(t *testing.T) {
 	o := relocObject(elf.EM_X86_64, 0, nil)
 	const extraSections = 2*headerChunk + 7
 	for i := range extraSections {
-		o.sections = append(o.sections, testSection{name: fmt.Sprintf(".text.f%d", i), typ: elf.SHT_PROGBITS,
-			flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: uint64(0x100000 + 16*i), data: make([]byte, 16)})
+		o.Sections = append(o.Sections, elftest.Section{Name: fmt.Sprintf(".text.f%d", i), Type: elf.SHT_PROGBITS,
+			Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: uint64(0x100000 + 16*i), Data: make([]byte, 16)})
 	}
 	const nsyms = 2*symbolChunk + 3
-	var syms []testSym
+	var syms []elftest.Symbol
 	for i := range nsyms {
-		syms = append(syms, testSym{name: fmt.Sprintf("f%d", i), info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: uint16(7 + i%extraSections), value: 4, size: 8})
+		syms = append(syms, elftest.Symbol{Name: fmt.Sprintf("f%d", i), Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Shndx: uint16(7 + i%extraSections), Value: 4, Size: 8})
 	}
-	o.sections[4].data, o.sections[5].data = symtabData(bo, syms)
-	f := newTestFile(t, o.bytes())
+	o.Sections[4].Data, o.Sections[5].Data = elftest.Symtab(bo, syms)
+	f := newTestFile(t, o.Bytes())
 	if got, want := len(f.Sections), 8+extraSections; got != want {
 		t.Fatalf("got %d sections, want %d", got, want)
 	}
@@ -61,7 +63,7 @@ func TestManySections(t *testing.T) {
 // TestEachSymbol checks that EachSymbol sees what Symbols returns, that
 // it leaves names out when asked, and that it stops at fn's error.
 func TestEachSymbol(t *testing.T) {
-	f := newTestFile(t, relocObject(elf.EM_X86_64, 0, nil).bytes())
+	f := newTestFile(t, relocObject(elf.EM_X86_64, 0, nil).Bytes())
 	all, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +96,8 @@ func TestEachSymbol(t *testing.T) {
 	}
 
 	o := relocObject(elf.EM_X86_64, 0, nil)
-	o.sections[4].typ = elf.SHT_PROGBITS // no symbol table
-	f = newTestFile(t, o.bytes())
+	o.Sections[4].Type = elf.SHT_PROGBITS // no symbol table
+	f = newTestFile(t, o.Bytes())
 	if err := f.EachSymbol(true, func(int, *Symbol) error { t.Error("called without a symbol table"); return nil }); err != nil {
 		t.Errorf("without a symbol table: %v", err)
 	}
@@ -104,10 +106,10 @@ func TestEachSymbol(t *testing.T) {
 // TestDebugLoader checks that the loader gives what DWARF does, one
 // section at a time, without the File's section headers.
 func TestDebugLoader(t *testing.T) {
-	data := relocObject(elf.EM_X86_64, 0x500000, []testRela{
-		{off: 0, sym: symText, typ: uint32(elf.R_X86_64_64), addend: 8},
-		{off: 16, sym: symDebugStr, typ: uint32(elf.R_X86_64_32), addend: 6},
-	}).bytes()
+	data := relocObject(elf.EM_X86_64, 0x500000, []elftest.Rela{
+		{Off: 0, Sym: symText, Type: uint32(elf.R_X86_64_64), Addend: 8},
+		{Off: 16, Sym: symDebugStr, Type: uint32(elf.R_X86_64_32), Addend: 6},
+	}).Bytes()
 	d, err := newTestFile(t, data).DWARF()
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +135,8 @@ func TestDebugLoader(t *testing.T) {
 	}
 
 	o := relocObject(elf.EM_X86_64, 0, nil)
-	o.sections[1].name = ".debug_nope"
-	if _, err := newTestFile(t, o.bytes()).DebugLoader(); !errors.Is(err, ErrNoDWARF) {
+	o.Sections[1].Name = ".debug_nope"
+	if _, err := newTestFile(t, o.Bytes()).DebugLoader(); !errors.Is(err, ErrNoDWARF) {
 		t.Errorf("without .debug_info: got %v, want ErrNoDWARF", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 // Symbol indexes in relocObject.
@@ -23,39 +25,39 @@ func TestRelocations(t *testing.T) {
 	tests := []struct {
 		name    string
 		machine elf.Machine
-		rela    testRela
+		rela    elftest.Rela
 		width   int
 		want    uint64
 	}{
-		{name: "x86 64 section symbol", machine: elf.EM_X86_64, rela: testRela{off: 0, sym: symText, typ: x86(elf.R_X86_64_64), addend: 8}, width: 8, want: textAddr + 8},
-		{name: "x86 64 function symbol", machine: elf.EM_X86_64, rela: testRela{off: 8, sym: symFoo, typ: x86(elf.R_X86_64_64), addend: 4}, width: 8, want: textAddr + 0x14},
-		{name: "x86 32 debug_str ignores sh_addr", machine: elf.EM_X86_64, rela: testRela{off: 16, sym: symDebugStr, typ: x86(elf.R_X86_64_32), addend: 6}, width: 4, want: 6},
-		{name: "x86 32 truncates", machine: elf.EM_X86_64, rela: testRela{off: 16, sym: symText, typ: x86(elf.R_X86_64_32)}, width: 4, want: textAddr & 0xffffffff},
-		{name: "x86 32S absolute", machine: elf.EM_X86_64, rela: testRela{off: 20, sym: symAbs, typ: x86(elf.R_X86_64_32S), addend: 1}, width: 4, want: 0x1235},
-		{name: "x86 PC32", machine: elf.EM_X86_64, rela: testRela{off: 24, sym: symText, typ: x86(elf.R_X86_64_PC32)}, width: 4, want: (textAddr - 24) & 0xffffffff},
-		{name: "x86 PC64", machine: elf.EM_X86_64, rela: testRela{off: 32, sym: symText, typ: x86(elf.R_X86_64_PC64), addend: 2}, width: 8, want: textAddr + 2 - 32},
-		{name: "x86 DTPOFF64", machine: elf.EM_X86_64, rela: testRela{off: 40, sym: symAbs, typ: x86(elf.R_X86_64_DTPOFF64)}, width: 8, want: 0x1234},
-		{name: "x86 undefined symbol", machine: elf.EM_X86_64, rela: testRela{off: 48, sym: symUndef, typ: x86(elf.R_X86_64_64), addend: 5}, width: 8, want: 5},
-		{name: "x86 NONE", machine: elf.EM_X86_64, rela: testRela{off: 0, sym: symText, typ: x86(elf.R_X86_64_NONE), addend: 5}, width: 8, want: 0},
-		{name: "x86 last bytes", machine: elf.EM_X86_64, rela: testRela{off: 56, sym: symFoo, typ: x86(elf.R_X86_64_64)}, width: 8, want: textAddr + 0x10},
-		{name: "arm ABS64", machine: elf.EM_AARCH64, rela: testRela{off: 0, sym: symFoo, typ: arm(elf.R_AARCH64_ABS64), addend: 3}, width: 8, want: textAddr + 0x13},
-		{name: "arm ABS32 debug_str", machine: elf.EM_AARCH64, rela: testRela{off: 8, sym: symDebugStr, typ: arm(elf.R_AARCH64_ABS32), addend: 6}, width: 4, want: 6},
-		{name: "arm ABS16", machine: elf.EM_AARCH64, rela: testRela{off: 12, sym: symAbs, typ: arm(elf.R_AARCH64_ABS16)}, width: 2, want: 0x1234},
-		{name: "arm PREL32", machine: elf.EM_AARCH64, rela: testRela{off: 16, sym: symText, typ: arm(elf.R_AARCH64_PREL32)}, width: 4, want: (textAddr - 16) & 0xffffffff},
-		{name: "arm PREL64", machine: elf.EM_AARCH64, rela: testRela{off: 24, sym: symText, typ: arm(elf.R_AARCH64_PREL64)}, width: 8, want: textAddr - 24},
-		{name: "arm NONE", machine: elf.EM_AARCH64, rela: testRela{off: 0, sym: symText, typ: arm(elf.R_AARCH64_NONE)}, width: 8, want: 0},
+		{name: "x86 64 section symbol", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 0, Sym: symText, Type: x86(elf.R_X86_64_64), Addend: 8}, width: 8, want: textAddr + 8},
+		{name: "x86 64 function symbol", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 8, Sym: symFoo, Type: x86(elf.R_X86_64_64), Addend: 4}, width: 8, want: textAddr + 0x14},
+		{name: "x86 32 debug_str ignores sh_addr", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 16, Sym: symDebugStr, Type: x86(elf.R_X86_64_32), Addend: 6}, width: 4, want: 6},
+		{name: "x86 32 truncates", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 16, Sym: symText, Type: x86(elf.R_X86_64_32)}, width: 4, want: textAddr & 0xffffffff},
+		{name: "x86 32S absolute", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 20, Sym: symAbs, Type: x86(elf.R_X86_64_32S), Addend: 1}, width: 4, want: 0x1235},
+		{name: "x86 PC32", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 24, Sym: symText, Type: x86(elf.R_X86_64_PC32)}, width: 4, want: (textAddr - 24) & 0xffffffff},
+		{name: "x86 PC64", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 32, Sym: symText, Type: x86(elf.R_X86_64_PC64), Addend: 2}, width: 8, want: textAddr + 2 - 32},
+		{name: "x86 DTPOFF64", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 40, Sym: symAbs, Type: x86(elf.R_X86_64_DTPOFF64)}, width: 8, want: 0x1234},
+		{name: "x86 undefined symbol", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 48, Sym: symUndef, Type: x86(elf.R_X86_64_64), Addend: 5}, width: 8, want: 5},
+		{name: "x86 NONE", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 0, Sym: symText, Type: x86(elf.R_X86_64_NONE), Addend: 5}, width: 8, want: 0},
+		{name: "x86 last bytes", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 56, Sym: symFoo, Type: x86(elf.R_X86_64_64)}, width: 8, want: textAddr + 0x10},
+		{name: "arm ABS64", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 0, Sym: symFoo, Type: arm(elf.R_AARCH64_ABS64), Addend: 3}, width: 8, want: textAddr + 0x13},
+		{name: "arm ABS32 debug_str", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 8, Sym: symDebugStr, Type: arm(elf.R_AARCH64_ABS32), Addend: 6}, width: 4, want: 6},
+		{name: "arm ABS16", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 12, Sym: symAbs, Type: arm(elf.R_AARCH64_ABS16)}, width: 2, want: 0x1234},
+		{name: "arm PREL32", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 16, Sym: symText, Type: arm(elf.R_AARCH64_PREL32)}, width: 4, want: (textAddr - 16) & 0xffffffff},
+		{name: "arm PREL64", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 24, Sym: symText, Type: arm(elf.R_AARCH64_PREL64)}, width: 8, want: textAddr - 24},
+		{name: "arm NONE", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 0, Sym: symText, Type: arm(elf.R_AARCH64_NONE)}, width: 8, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// .debug_str at a non-zero address must not change anything.
-			f := newTestFile(t, relocObject(tt.machine, 0x500000, []testRela{tt.rela}).bytes())
+			f := newTestFile(t, relocObject(tt.machine, 0x500000, []elftest.Rela{tt.rela}).Bytes())
 			d, err := f.DWARF()
 			if err != nil {
 				t.Fatal(err)
 			}
 			info := d.Section(".debug_info")
 			var got uint64
-			switch b := info[tt.rela.off:]; tt.width {
+			switch b := info[tt.rela.Off:]; tt.width {
 			case 2:
 				got = uint64(binary.LittleEndian.Uint16(b))
 			case 4:
@@ -64,7 +66,7 @@ func TestRelocations(t *testing.T) {
 				got = binary.LittleEndian.Uint64(b)
 			}
 			if got != tt.want {
-				t.Errorf("got %#x at offset %d, want %#x", got, tt.rela.off, tt.want)
+				t.Errorf("got %#x at offset %d, want %#x", got, tt.rela.Off, tt.want)
 			}
 		})
 	}
@@ -74,28 +76,28 @@ func TestRelocationErrors(t *testing.T) {
 	tests := []struct {
 		name        string
 		machine     elf.Machine
-		rela        testRela
-		edit        func(o *testObject)
+		rela        elftest.Rela
+		edit        func(o *elftest.File)
 		unsupported bool
 		want        string
 	}{
-		{name: "unsupported x86 type", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_GOTPCREL), sym: symText}, unsupported: true, want: "relocation R_X86_64_GOTPCREL"},
-		{name: "unsupported arm type", machine: elf.EM_AARCH64, rela: testRela{typ: uint32(elf.R_AARCH64_CALL26), sym: symText}, unsupported: true, want: "relocation R_AARCH64_CALL26"},
-		{name: "symbol index", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: 77}, want: "symbol index 77 out of range"},
-		{name: "offset", machine: elf.EM_X86_64, rela: testRela{off: 60, typ: uint32(elf.R_X86_64_64), sym: symText}, want: "outside the 64-byte target section .debug_info"},
-		{name: "huge offset", machine: elf.EM_X86_64, rela: testRela{off: ^uint64(0) - 2, typ: uint32(elf.R_X86_64_32), sym: symText}, want: "outside the 64-byte target"},
-		{name: "entry size", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].entsize = 16 }, want: "entry size 16"},
-		{name: "partial entry", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].data = o.sections[3].data[:20] }, want: "want entries of 24 bytes"},
-		{name: "link not a symbol table", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[3].link = 6 }, want: "want SHT_SYMTAB"},
-		{name: "compressed", machine: elf.EM_X86_64, rela: testRela{typ: uint32(elf.R_X86_64_64), sym: symText}, edit: func(o *testObject) { o.sections[1].flags |= elf.SHF_COMPRESSED }, unsupported: true, want: "SHF_COMPRESSED"},
+		{name: "unsupported x86 type", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_GOTPCREL), Sym: symText}, unsupported: true, want: "relocation R_X86_64_GOTPCREL"},
+		{name: "unsupported arm type", machine: elf.EM_AARCH64, rela: elftest.Rela{Type: uint32(elf.R_AARCH64_CALL26), Sym: symText}, unsupported: true, want: "relocation R_AARCH64_CALL26"},
+		{name: "symbol index", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: 77}, want: "symbol index 77 out of range"},
+		{name: "offset", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 60, Type: uint32(elf.R_X86_64_64), Sym: symText}, want: "outside the 64-byte target section .debug_info"},
+		{name: "huge offset", machine: elf.EM_X86_64, rela: elftest.Rela{Off: ^uint64(0) - 2, Type: uint32(elf.R_X86_64_32), Sym: symText}, want: "outside the 64-byte target"},
+		{name: "entry size", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Entsize = 16 }, want: "entry size 16"},
+		{name: "partial entry", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Data = o.Sections[3].Data[:20] }, want: "want entries of 24 bytes"},
+		{name: "link not a symbol table", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Link = 6 }, want: "want SHT_SYMTAB"},
+		{name: "compressed", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[1].Flags |= elf.SHF_COMPRESSED }, unsupported: true, want: "SHF_COMPRESSED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := relocObject(tt.machine, 0, []testRela{tt.rela})
+			o := relocObject(tt.machine, 0, []elftest.Rela{tt.rela})
 			if tt.edit != nil {
 				tt.edit(o)
 			}
-			f := newTestFile(t, o.bytes())
+			f := newTestFile(t, o.Bytes())
 			_, err := f.DWARF()
 			checkErr(t, err, tt.unsupported, tt.want)
 		})
@@ -104,8 +106,8 @@ func TestRelocationErrors(t *testing.T) {
 
 func TestNoDWARF(t *testing.T) {
 	o := relocObject(elf.EM_X86_64, 0, nil)
-	o.sections[1].name = ".comment"
-	f := newTestFile(t, o.bytes())
+	o.Sections[1].Name = ".comment"
+	f := newTestFile(t, o.Bytes())
 	_, err := f.DWARF()
 	if !errors.Is(err, ErrNoDWARF) {
 		t.Fatalf("got %v, want ErrNoDWARF", err)
@@ -120,26 +122,26 @@ func TestNoDWARF(t *testing.T) {
 // place in it, count from where it starts in the joined section.
 func TestConcatenation(t *testing.T) {
 	bo := binary.LittleEndian
-	symtab, strtab := symtabData(bo, []testSym{
-		{info: byte(elf.STT_SECTION), shndx: 1}, // .debug_info #1
-		{info: byte(elf.STT_SECTION), shndx: 2}, // .debug_info #2
-		{info: byte(elf.STT_SECTION), shndx: 5}, // .text
+	symtab, strtab := elftest.Symtab(bo, []elftest.Symbol{
+		{Info: byte(elf.STT_SECTION), Shndx: 1}, // .debug_info #1
+		{Info: byte(elf.STT_SECTION), Shndx: 2}, // .debug_info #2
+		{Info: byte(elf.STT_SECTION), Shndx: 5}, // .text
 	})
-	o := &testObject{machine: elf.EM_X86_64, order: bo, sections: []testSection{
-		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: bytes.Repeat([]byte{0xaa}, 16)},
-		{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 16)},
-		{name: ".rela.debug_info", typ: elf.SHT_RELA, link: 6, info: 2, entsize: relaSize, data: relaData(bo, []testRela{
-			{off: 0, sym: 2, typ: uint32(elf.R_X86_64_64), addend: 4},   // own section: 16+4
-			{off: 8, sym: 3, typ: uint32(elf.R_X86_64_PC32), addend: 0}, // text - (16+8)
+	o := &elftest.File{Machine: elf.EM_X86_64, Order: bo, Sections: []elftest.Section{
+		{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: bytes.Repeat([]byte{0xaa}, 16)},
+		{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: make([]byte, 16)},
+		{Name: ".rela.debug_info", Type: elf.SHT_RELA, Link: 6, Info: 2, Entsize: relaSize, Data: elftest.RelaData(bo, []elftest.Rela{
+			{Off: 0, Sym: 2, Type: uint32(elf.R_X86_64_64), Addend: 4},   // own section: 16+4
+			{Off: 8, Sym: 3, Type: uint32(elf.R_X86_64_PC32), Addend: 0}, // text - (16+8)
 		})},
-		{name: ".rela.debug_info", typ: elf.SHT_RELA, link: 6, info: 1, entsize: relaSize, data: relaData(bo, []testRela{
-			{off: 8, sym: 1, typ: uint32(elf.R_X86_64_32), addend: 3},
+		{Name: ".rela.debug_info", Type: elf.SHT_RELA, Link: 6, Info: 1, Entsize: relaSize, Data: elftest.RelaData(bo, []elftest.Rela{
+			{Off: 8, Sym: 1, Type: uint32(elf.R_X86_64_32), Addend: 3},
 		})},
-		{name: ".text", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: 0x10000, data: make([]byte, 4)},
-		{name: ".symtab", typ: elf.SHT_SYMTAB, link: 7, entsize: symSize, data: symtab},
-		{name: ".strtab", typ: elf.SHT_STRTAB, data: strtab},
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: 0x10000, Data: make([]byte, 4)},
+		{Name: ".symtab", Type: elf.SHT_SYMTAB, Link: 7, Entsize: symSize, Data: symtab},
+		{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab},
 	}}
-	f := newTestFile(t, o.bytes())
+	f := newTestFile(t, o.Bytes())
 	d, err := f.DWARF()
 	if err != nil {
 		t.Fatal(err)
@@ -177,9 +179,9 @@ func TestConcatenation(t *testing.T) {
 func TestOverlappingSections(t *testing.T) {
 	o := relocObject(elf.EM_X86_64, 0, nil)
 	for i := 0; i < 3; i++ {
-		o.sections = append(o.sections, testSection{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 64)})
+		o.Sections = append(o.Sections, elftest.Section{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: make([]byte, 64)})
 	}
-	data := o.bytes()
+	data := o.Bytes()
 	bo := binary.LittleEndian
 	shoff := bo.Uint64(data[40:])
 	infoOff := bo.Uint64(data[shoff+2*shdrSize+24:])

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 func TestCollectValid(t *testing.T) {
@@ -77,7 +79,7 @@ func TestCollectSkips(t *testing.T) {
 		{
 			name: "size above Options.MaxObjectSize",
 			bad: buildELF(elf.ET_REL, "x.c", textAt(".text", 0x7f0000002000),
-				testSection{name: ".debug_info", typ: elf.SHT_PROGBITS, data: make([]byte, 4096)}),
+				elftest.Section{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: make([]byte, 4096)}),
 			opts: Options{MaxObjectSize: uint64(len(good))},
 			want: fmt.Sprintf("larger than the %d-byte limit", len(good)),
 		},

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 func TestParseObject(t *testing.T) {
@@ -44,7 +46,7 @@ func TestParseObject(t *testing.T) {
 // than 0xff00 sections), which LLVM uses for large C++ objects, against
 // debug/elf.
 func TestParseObjectManySections(t *testing.T) {
-	secs := make([]testSection, 0xff10)
+	secs := make([]elftest.Section, 0xff10)
 	for i := range secs {
 		secs[i] = textAt(fmt.Sprintf(".text.f%d", i), 0x7f0000000000+uint64(i)*16)
 	}

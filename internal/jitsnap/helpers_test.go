@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"syscall"
+
+	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 // image is a synthetic address space for tests: regions of bytes at
@@ -106,117 +108,28 @@ func listImage(symfiles ...[]byte) (*image, Descriptor) {
 	return im, Descriptor{Addr: descAddr, Object: "test", Order: binary.LittleEndian}
 }
 
-// testSection describes a section for buildELF.
-type testSection struct {
-	name  string
-	typ   elf.SectionType
-	flags elf.SectionFlag
-	addr  uint64
-	data  []byte
-	size  uint64 // for SHT_NOBITS
-}
-
+// elftest.Section describes a section for buildELF.
 // textAt returns an executable section holding a few bytes of code.
-func textAt(name string, addr uint64) testSection {
-	return testSection{name: name, typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: addr,
-		data: []byte{0x55, 0x48, 0x89, 0xe5, 0x31, 0xc0, 0x5d, 0xc3}}
+func textAt(name string, addr uint64) elftest.Section {
+	return elftest.Section{Name: name, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: addr,
+		Data: []byte{0x55, 0x48, 0x89, 0xe5, 0x31, 0xc0, 0x5d, 0xc3}}
 }
 
 // buildELF returns a little-endian ELF64 file of type typ with the given
 // sections, a .symtab holding an STT_FILE symbol named file (none if
 // file is ""), .strtab and .shstrtab. With more than 0xff00 sections it
 // uses extended section numbering, as LLVM does for large objects.
-func buildELF(typ elf.Type, file string, secs ...testSection) []byte {
-	le := binary.LittleEndian
-	strtab := []byte{0}
-	var symtab = make([]byte, symSize) // null symbol
+func buildELF(typ elf.Type, file string, secs ...elftest.Section) []byte {
+	var syms []elftest.Symbol
 	if file != "" {
-		sym := make([]byte, symSize)
-		le.PutUint32(sym, uint32(len(strtab)))
-		sym[4] = byte(elf.STT_FILE)
-		le.PutUint16(sym[6:], uint16(elf.SHN_ABS))
-		symtab = append(symtab, sym...)
-		strtab = append(strtab, file+"\x00"...)
+		syms = append(syms, elftest.Symbol{Name: file, Info: byte(elf.STT_FILE), Shndx: uint16(elf.SHN_ABS)})
 	}
+	symtab, strtab := elftest.Symtab(binary.LittleEndian, syms)
 	n := len(secs)
 	all := append(slices.Clone(secs),
-		testSection{name: ".symtab", typ: elf.SHT_SYMTAB, data: symtab},
-		testSection{name: ".strtab", typ: elf.SHT_STRTAB, data: strtab},
-		testSection{name: ".shstrtab", typ: elf.SHT_STRTAB})
-	symtabIdx, strtabIdx, shstrIdx := n+1, n+2, n+3
-	shstr := []byte{0}
-	nameOff := make([]uint32, len(all))
-	for i, s := range all {
-		nameOff[i] = uint32(len(shstr))
-		shstr = append(shstr, s.name+"\x00"...)
-	}
-	all[len(all)-1].data = shstr
-
-	out := make([]byte, ehdrSize)
-	offs := make([]uint64, len(all))
-	for i, s := range all {
-		for len(out)%8 != 0 {
-			out = append(out, 0)
-		}
-		offs[i] = uint64(len(out))
-		if s.typ != elf.SHT_NOBITS {
-			out = append(out, s.data...)
-		}
-	}
-	for len(out)%8 != 0 {
-		out = append(out, 0)
-	}
-	shoff := uint64(len(out))
-	count := len(all) + 1
-	sh0 := make([]byte, shdrSize)
-	if count >= 0xff00 {
-		le.PutUint64(sh0[32:], uint64(count))
-	}
-	if shstrIdx >= 0xff00 {
-		le.PutUint32(sh0[40:], uint32(shstrIdx))
-	}
-	out = append(out, sh0...)
-	for i, s := range all {
-		h := make([]byte, shdrSize)
-		le.PutUint32(h[0:], nameOff[i])
-		le.PutUint32(h[4:], uint32(s.typ))
-		le.PutUint64(h[8:], uint64(s.flags))
-		le.PutUint64(h[16:], s.addr)
-		le.PutUint64(h[24:], offs[i])
-		size := uint64(len(s.data))
-		if s.typ == elf.SHT_NOBITS {
-			size = s.size
-		}
-		le.PutUint64(h[32:], size)
-		switch i + 1 {
-		case symtabIdx:
-			le.PutUint32(h[40:], uint32(strtabIdx))
-			le.PutUint32(h[44:], 1)
-			le.PutUint64(h[56:], symSize)
-		}
-		le.PutUint64(h[48:], 1)
-		out = append(out, h...)
-	}
-
-	copy(out, elf.ELFMAG)
-	out[elf.EI_CLASS] = byte(elf.ELFCLASS64)
-	out[elf.EI_DATA] = byte(elf.ELFDATA2LSB)
-	out[elf.EI_VERSION] = byte(elf.EV_CURRENT)
-	le.PutUint16(out[16:], uint16(typ))
-	le.PutUint16(out[18:], uint16(elf.EM_X86_64))
-	le.PutUint32(out[20:], uint32(elf.EV_CURRENT))
-	le.PutUint64(out[40:], shoff)
-	le.PutUint16(out[52:], ehdrSize)
-	le.PutUint16(out[58:], shdrSize)
-	if count < 0xff00 {
-		le.PutUint16(out[60:], uint16(count))
-	}
-	if shstrIdx < 0xff00 {
-		le.PutUint16(out[62:], uint16(shstrIdx))
-	} else {
-		le.PutUint16(out[62:], shnXIndex)
-	}
-	return out
+		elftest.Section{Name: ".symtab", Type: elf.SHT_SYMTAB, Data: symtab, Link: uint32(n + 2), Info: 1, Entsize: elftest.SymSize},
+		elftest.Section{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab})
+	return elftest.File{Type: typ, Sections: all}.Bytes()
 }
 
 // testObject returns a small valid JIT debug object whose code is at
@@ -224,7 +137,7 @@ func buildELF(typ elf.Type, file string, secs ...testSection) []byte {
 func testObject(addr uint64) []byte {
 	return buildELF(elf.ET_REL, "/src/work load.c",
 		textAt(".text", addr),
-		testSection{name: ".bss", typ: elf.SHT_NOBITS, flags: elf.SHF_ALLOC | elf.SHF_WRITE, addr: addr + 0x1000, size: 64},
-		testSection{name: ".debug_info", typ: elf.SHT_PROGBITS, data: []byte{1, 2, 3, 4}},
+		elftest.Section{Name: ".bss", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: addr + 0x1000, Size: 64},
+		elftest.Section{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: []byte{1, 2, 3, 4}},
 	)
 }

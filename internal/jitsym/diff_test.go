@@ -1,14 +1,10 @@
 package jitsym
 
 import (
-	"bufio"
-	"bytes"
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,58 +119,18 @@ func codeAddresses(t *testing.T, path string) []uint64 {
 	return addrs
 }
 
-// llvmSymbolize runs one llvm-symbolizer-14 process for all addrs and
-// returns its frames per address, in our representation: a single frame
-// with nothing known becomes no frames.
+// llvmSymbolize runs one llvm-symbolizer-14 process for all addrs
+// (testenv.LLVMSymbolize) and returns its frames in our representation.
 func llvmSymbolize(t *testing.T, obj string, addrs []uint64) [][]Frame {
 	t.Helper()
-	tool := testenv.Tool(t, "llvm-symbolizer-14", "llvm-14")
-	var in bytes.Buffer
-	for _, a := range addrs {
-		fmt.Fprintf(&in, "%#x\n", a)
-	}
-	cmd := exec.Command(tool, "--inlining", "--no-demangle", "--output-style=JSON", "--obj="+obj)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", tool, err, stderr.Bytes())
-	}
-	type symbol struct {
-		FunctionName string
-		FileName     string
-		Line         int
-		Column       int
-		StartLine    int
-	}
-	var res [][]Frame
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var r struct {
-			Address string
-			Symbol  []symbol
+	res := testenv.LLVMSymbolize(t, obj, addrs)
+	out := make([][]Frame, len(res))
+	for i, frames := range res {
+		for _, f := range frames {
+			out[i] = append(out[i], Frame(f))
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s output %q: %v", tool, sc.Bytes(), err)
-		}
-		var frames []Frame
-		for _, s := range r.Symbol {
-			frames = append(frames, Frame{Func: s.FunctionName, File: s.FileName, Line: s.Line, Column: s.Column, StartLine: s.StartLine})
-		}
-		if len(frames) == 1 && frames[0] == (Frame{}) {
-			frames = nil
-		}
-		res = append(res, frames)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(res) != len(addrs) {
-		t.Fatalf("%s answered %d addresses, want %d", tool, len(res), len(addrs))
-	}
-	return res
+	return out
 }
 
 // diffStats counts what a comparison found.
@@ -356,7 +312,7 @@ func TestGCCAranges(t *testing.T) {
 func TestMCJITGolden(t *testing.T) {
 	objs, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "jit", "*.elf"))
 	if len(objs) == 0 {
-		t.Skip("no MCJIT dumps in testdata/mcjit/golden/jit yet")
+		t.Fatal("no MCJIT dumps in testdata/mcjit/golden/jit")
 	}
 	for _, obj := range objs {
 		t.Run(filepath.Base(obj), func(t *testing.T) {
