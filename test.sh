@@ -22,11 +22,12 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages the tests use: LLVM 14 and clang for the MCJIT fixtures
 # and the llvm-symbolizer oracle, gperftools for the profiles, GCC and
-# binutils for synthetic objects and pprof's binutils symbolizer,
+# binutils for synthetic objects and pprof's binutils symbolizer, GNU time
+# for the benchmark script,
 # Graphviz and poppler for -pdf, Chromium for the web UI and the flame
 # graph, Node.js and npm for the speedscope viewer.
 packages=(
-  build-essential binutils
+  build-essential binutils time
   clang-14 llvm-14 llvm-14-dev
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
@@ -114,8 +115,14 @@ for pkg in $(go list ./...); do
   done
 done
 
-step "Benchmarks (one iteration each)"
-go test -run='^$' -bench=. -benchtime=1x ./... >"$build/bench-smoke.log" 2>&1 ||
+step "Benchmark script on a small object (bench/jitsym.sh; the full run is in doc/performance.md)"
+bench/jitsym.sh -n 2000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
+
+step "Go benchmarks (one iteration each)"
+# The synthetic-object benchmark reuses the small object just built
+# instead of compiling 40,000 functions.
+JITSYM_SYNTH_OBJ=$build/bench-smoke/obj-2000/synth.elf \
+  go test -run='^$' -bench=. -benchtime=1x ./... >"$build/bench-smoke.log" 2>&1 ||
   { cat "$build/bench-smoke.log"; fail "a benchmark failed"; }
 
 step "All tests passed"
