@@ -32,7 +32,6 @@ packages=(
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium
-  nodejs npm
 )
 if [[ -f testdata/mcjit/packages.txt ]]; then
   mapfile -t -O "${#packages[@]}" packages < <(grep -v -e '^\s*#' -e '^\s*$' testdata/mcjit/packages.txt)
@@ -43,6 +42,9 @@ missing=()
 for p in $(printf '%s\n' "${packages[@]}" | sort -u); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# npm may come with another nodejs build (NodeSource's includes it); only
+# without one are Debian's packages needed.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "installing: ${missing[*]}"
