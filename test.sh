@@ -107,7 +107,8 @@ go test -count=1 ./...
 step "Fuzzing (${FUZZTIME:-10s} per fuzzer)"
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
-  grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | while read -r fuzzer; do
+  fuzzers=$(cat "$dir"/*_test.go 2>/dev/null | sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/p' || true)
+  for fuzzer in $fuzzers; do
     echo "$pkg $fuzzer"
     log=$build/fuzz-$fuzzer.log
     if ! go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then
