@@ -112,6 +112,7 @@ func TestExportGolden(t *testing.T) {
 		{golden: "heap.inuse_space.folded", args: []string{"-folded", "-sample_index=inuse_space", show, mr.path("heap.prof")}},
 		{golden: "heap.alloc_objects.lines.folded", args: []string{"-folded", "-alloc_objects", "-lines", show, mr.path("heap.prof")}},
 		{golden: "cpu.folded", args: []string{"-collapsed", show, mr.path("cpu.prof")}},
+		{golden: "cpu.lines.columns.folded", args: []string{"-folded", "-lines", "-showcolumns", show, mr.path("cpu.prof")}},
 		{golden: "cpu.svg", args: []string{"-flamegraph", "-flamegraph_title=MCJIT fixture CPU", show, mr.path("cpu.prof")}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {

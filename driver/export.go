@@ -64,6 +64,7 @@ type export struct {
 	sampleIndex string
 	granularity string
 	noInlines   bool
+	columns     bool
 	title       string
 
 	mu   sync.Mutex
@@ -103,6 +104,7 @@ func (r *run) commandLineExport() *export {
 		sampleIndex: commandLineSampleIndex(r.flags),
 		granularity: commandLineGranularity(r.flags),
 		noInlines:   r.flags.boolFlag("noinlines"),
+		columns:     r.flags.boolFlag("showcolumns"),
 		title:       *f.title,
 	}
 	*proto, *output = true, exportOutput
@@ -226,6 +228,7 @@ func (e *export) render(w io.Writer, p *profile.Profile) error {
 		SampleIndex: si,
 		Granularity: e.granularity,
 		NoInlines:   e.noInlines,
+		Columns:     e.columns,
 	})
 	if err != nil {
 		return err

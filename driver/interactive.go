@@ -117,8 +117,8 @@ func (u *exportUI) PrintErr(args ...any) {
 // optionRx matches a line of upstream's "options" listing: "  name = value  #: comment".
 var optionRx = regexp.MustCompile(`^\s*(\w+)\s*=\s*(\S*)`)
 
-// applyOptions takes sample_index, granularity and noinlines from
-// upstream's "options" listing.
+// applyOptions takes sample_index, granularity, noinlines and
+// showcolumns from upstream's "options" listing.
 func (e *export) applyOptions(listing string) {
 	for _, line := range strings.Split(listing, "\n") {
 		m := optionRx.FindStringSubmatch(line)
@@ -134,6 +134,8 @@ func (e *export) applyOptions(listing string) {
 			}
 		case "noinlines":
 			e.noInlines = v == "true"
+		case "showcolumns":
+			e.columns = v == "true"
 		}
 	}
 }
