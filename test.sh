@@ -111,10 +111,22 @@ for pkg in $(go list ./...); do
   for fuzzer in $fuzzers; do
     echo "$pkg $fuzzer"
     log=$build/fuzz-$fuzzer.log
-    if ! go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then
+    # Go 1.26's fuzz coordinator can report a bare "context deadline
+    # exceeded" when -fuzztime ends while a worker is busy
+    # (golang.org/issue/75804, fixed in Go 1.27): no input failed then, and
+    # none is written. Such a run is retried, at most twice; anything else
+    # fails.
+    for attempt in 1 2 3; do
+      if go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then
+        break
+      fi
+      if grep -q 'context deadline exceeded' "$log" && ! grep -q -e 'Failing input written' -e 'panic:' "$log" && ((attempt < 3)); then
+        echo "  $fuzzer: fuzzing engine deadline race (golang.org/issue/75804), no failing input; running it again"
+        continue
+      fi
       cat "$log"
-      fail "$fuzzer in $pkg failed; the failing input is under testdata/fuzz/$fuzzer in that package"
-    fi
+      fail "$fuzzer in $pkg failed; a failing input is under testdata/fuzz/$fuzzer in that package"
+    done
   done
 done
 
