@@ -1,15 +1,13 @@
 package driver
 
-// flagRecorder wraps a FlagSet and remembers the flags defined on it by
-// name, so that jitpprof can read upstream pprof's own flags
-// (-symbolize, -output, -sample_index, ...) once they are parsed.
+// flagRecorder wraps a FlagSet and remembers the bool and string flags
+// defined on it by name, so that jitpprof can read upstream pprof's own
+// flags (-symbolize, -output, -sample_index, -lines, ...) once they are
+// parsed, and adjust them before upstream does.
 type flagRecorder struct {
 	FlagSet
 	bools   map[string]*bool
 	strings map[string]*string
-	ints    map[string]*int
-	floats  map[string]*float64
-	lists   map[string]*[]*string
 
 	// afterParse, if not nil, runs right after the flags are parsed.
 	afterParse func()
@@ -20,9 +18,6 @@ func newFlagRecorder(fs FlagSet) *flagRecorder {
 		FlagSet: fs,
 		bools:   map[string]*bool{},
 		strings: map[string]*string{},
-		ints:    map[string]*int{},
-		floats:  map[string]*float64{},
-		lists:   map[string]*[]*string{},
 	}
 }
 
@@ -32,27 +27,9 @@ func (r *flagRecorder) Bool(name string, def bool, usage string) *bool {
 	return v
 }
 
-func (r *flagRecorder) Int(name string, def int, usage string) *int {
-	v := r.FlagSet.Int(name, def, usage)
-	r.ints[name] = v
-	return v
-}
-
-func (r *flagRecorder) Float64(name string, def float64, usage string) *float64 {
-	v := r.FlagSet.Float64(name, def, usage)
-	r.floats[name] = v
-	return v
-}
-
 func (r *flagRecorder) String(name, def, usage string) *string {
 	v := r.FlagSet.String(name, def, usage)
 	r.strings[name] = v
-	return v
-}
-
-func (r *flagRecorder) StringList(name, def, usage string) *[]*string {
-	v := r.FlagSet.StringList(name, def, usage)
-	r.lists[name] = v
 	return v
 }
 
