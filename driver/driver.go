@@ -89,6 +89,11 @@ type Options struct {
 // symbolizes and merges them, and generates the report, web UI or
 // interactive session the flags ask for, exactly as upstream pprof's
 // driver.PProf does.
+//
+// Upstream keeps its report settings (-sample_index, granularity,
+// filters, ...) in package state, starting each call from the settings
+// the previous call left: a program that calls PProf more than once
+// should set on each command line the settings it depends on.
 func PProf(o *Options) error {
 	r := newRun(o)
 	defer r.close()

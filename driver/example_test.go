@@ -12,7 +12,9 @@ import (
 // JIT ones. Here the command line is given explicitly, and the JIT
 // objects come from Options.JITDirs rather than -jit_dir.
 func ExamplePProf() {
-	args := []string{"-top", "-show=jit_poly|horner", "../testdata/mcjit/golden/cpu.prof"}
+	// The explicit -sample_index and -output matter only when the program
+	// has run PProf before: upstream keeps such settings between calls.
+	args := []string{"-top", "-sample_index=cpu", "-output=", "-show=jit_poly|horner", "../testdata/mcjit/golden/cpu.prof"}
 	err := driver.PProf(&driver.Options{
 		Flagset: driver.NewFlagSet("pprof", args, flag.ContinueOnError),
 		JITDirs: []string{"../testdata/mcjit/golden/jit"},

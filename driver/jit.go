@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/jitsnap"
+	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -48,18 +49,13 @@ type jitStage struct {
 	progressAt time.Duration // delay before progress is shown
 	stderrTTY  bool
 
+	sets oncemap.Map[string, *jprofile.ObjectSet] // by directory list
+
 	mu     sync.Mutex
-	sets   map[string]*objectSet // by directory list
 	warned map[string]bool
 
 	snapOnce sync.Once
 	snapDir  string // the -jit_pid snapshot, "" if none was taken
-}
-
-// objectSet is the loaded ObjectSet of one list of directories.
-type objectSet struct {
-	once sync.Once
-	set  *jprofile.ObjectSet
 }
 
 func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string) *jitStage {
@@ -74,7 +70,6 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		getenv:     getenv,
 		progressAt: time.Second,
 		stderrTTY:  isTerminal(os.Stderr),
-		sets:       map[string]*objectSet{},
 		warned:     map[string]bool{},
 	}
 	j.syms = symbolizer.NewCache(j.openInProcess)
@@ -177,15 +172,7 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 	if len(dirs) == 0 {
 		return nil
 	}
-	key := strings.Join(dirs, "\x00")
-	j.mu.Lock()
-	e := j.sets[key]
-	if e == nil {
-		e = &objectSet{}
-		j.sets[key] = e
-	}
-	j.mu.Unlock()
-	e.once.Do(func() {
+	set, _ := j.sets.Get(strings.Join(dirs, "\x00"), func() *jprofile.ObjectSet {
 		set, errs := jprofile.Load(dirs)
 		for _, err := range errs {
 			j.ui.PrintErr("JIT objects: ", err)
@@ -193,9 +180,9 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 		if n := set.Len(); n > 0 {
 			j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(dirs, ", ")))
 		}
-		e.set = set
+		return set
 	})
-	return e.set
+	return set
 }
 
 // dedupDirs returns dirs made absolute and without duplicates.

@@ -12,6 +12,7 @@ import (
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/oncemap"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -31,53 +32,41 @@ type Opener func(path string) (Object, error)
 // Cache opens each object at most once and keeps it open until Close, so
 // that the profiles of one run (several sources, -base) share the work.
 type Cache struct {
-	open Opener
-
-	mu      sync.Mutex
-	objects map[string]*cached
+	open    Opener
+	objects oncemap.Map[string, opened]
 }
 
-type cached struct {
-	once sync.Once
-	obj  Object
-	err  error
+// opened is the result of opening one object.
+type opened struct {
+	obj Object
+	err error
 }
 
 // NewCache returns a Cache that opens objects with open.
 func NewCache(open Opener) *Cache {
-	return &Cache{open: open, objects: map[string]*cached{}}
+	return &Cache{open: open}
 }
 
 // object returns the opened object at path, opening it on first use.
 // It reports whether this call opened it.
 func (c *Cache) object(path string) (obj Object, first bool, err error) {
-	c.mu.Lock()
-	e := c.objects[path]
-	if e == nil {
-		e = &cached{}
-		c.objects[path] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.obj, e.err = c.open(path)
-		first = true
+	o, first := c.objects.Get(path, func() opened {
+		obj, err := c.open(path)
+		return opened{obj, err}
 	})
-	return e.obj, first, e.err
+	return o.obj, first, o.err
 }
 
 // Close closes every object opened.
 func (c *Cache) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var first error
-	for _, e := range c.objects {
-		if e.obj != nil {
-			if err := e.obj.Close(); err != nil && first == nil {
+	for _, o := range c.objects.Drain() {
+		if o.obj != nil {
+			if err := o.obj.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
-	c.objects = map[string]*cached{}
 	return first
 }
 
