@@ -1,0 +1,95 @@
+package symbolizer
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// fakeObject answers 0x1000 with an inline chain, 0x2000 with one frame
+// and anything else with nothing.
+type fakeObject struct{ closed *int }
+
+func (o fakeObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	switch addr {
+	case 0x1000:
+		return []gdriver.Frame{{Func: "_Z6helperv", File: "jit.cc", Line: 3, StartLine: 2}, {Func: "_Z4workv", File: "jit.cc", Line: 9, StartLine: 8}}, nil
+	case 0x2000:
+		return []gdriver.Frame{{Func: "_Z4workv", File: "jit.cc", Line: 10, StartLine: 8}}, nil
+	}
+	return nil, nil
+}
+
+func (o fakeObject) Close() error { *o.closed++; return nil }
+
+func TestSymbolize(t *testing.T) {
+	closed, opens := 0, map[string]int{}
+	c := NewCache(func(path string) (Object, error) {
+		opens[path]++
+		if path == "/jit/broken.elf" {
+			return nil, errors.New("unsupported machine")
+		}
+		return fakeObject{&closed}, nil
+	})
+	newProfile := func() (*profile.Profile, []jprofile.JITMapping) {
+		old := &profile.Function{ID: 7, Name: "main"}
+		p := &profile.Profile{Function: []*profile.Function{old}}
+		var jms []jprofile.JITMapping
+		for i, path := range []string{"/jit/a.elf", "/jit/broken.elf"} {
+			m := &profile.Mapping{ID: uint64(i + 1), Limit: ^uint64(0), File: path}
+			jm := jprofile.JITMapping{Object: &jprofile.Object{Path: path}, Mapping: m}
+			for _, a := range []uint64{0x1000, 0x2000, 0x3000} {
+				l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: a, Mapping: m}
+				p.Location = append(p.Location, l)
+				jm.Locations = append(jm.Locations, l)
+			}
+			p.Mapping = append(p.Mapping, m)
+			jms = append(jms, jm)
+		}
+		return p, jms
+	}
+
+	p, jms := newProfile()
+	errs := c.Symbolize(p, jms, nil)
+	if len(errs) != 1 || errs[0].Error() != "/jit/broken.elf: unsupported machine" {
+		t.Errorf("errors = %v, want one naming /jit/broken.elf", errs)
+	}
+	got := func(l *profile.Location) string {
+		s := ""
+		for _, ln := range l.Line {
+			s += fmt.Sprintf("%s@%d#%d ", ln.Function.SystemName, ln.Line, ln.Function.ID)
+		}
+		return s
+	}
+	for i, want := range []string{"_Z6helperv@3#8 _Z4workv@9#9 ", "_Z4workv@10#9 ", "", "", "", ""} {
+		if g := got(p.Location[i]); g != want {
+			t.Errorf("location %#x of %s: lines %q, want %q", p.Location[i].Address, p.Location[i].Mapping.File, g, want)
+		}
+	}
+	if m := p.Mapping[0]; !m.HasFunctions || !m.HasFilenames || !m.HasLineNumbers || !m.HasInlineFrames {
+		t.Errorf("symbolized mapping flags = %+v, want all set", m)
+	}
+	if m := p.Mapping[1]; m.HasFunctions {
+		t.Errorf("the mapping of the object that failed to open is marked symbolized")
+	}
+	if len(p.Function) != 3 {
+		t.Errorf("%d functions, want 3: the profile's own and 2 deduplicated", len(p.Function))
+	}
+
+	// A second profile of the same run reuses the opened objects and does
+	// not report the broken one again.
+	p2, jms2 := newProfile()
+	if errs := c.Symbolize(p2, jms2, nil); len(errs) != 0 {
+		t.Errorf("second call errors = %v, want none", errs)
+	}
+	if opens["/jit/a.elf"] != 1 || opens["/jit/broken.elf"] != 1 {
+		t.Errorf("opens = %v, want each object opened once per run", opens)
+	}
+	if err := c.Close(); err != nil || closed != 1 {
+		t.Errorf("Close = %v, closed %d objects; want nil, 1", err, closed)
+	}
+}
