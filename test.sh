@@ -14,8 +14,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$PWD
 build=$root/build
 mkdir -p "$build"
-gopath=$(go env GOPATH)
-export PATH="$gopath/bin:$PATH"
+# Go tools the suite runs are installed here, at pinned versions the module
+# proxy serves, and run from here by path: never whatever is on PATH.
+tools=$build/bin
+mkdir -p "$tools"
+staticcheck_version=v0.8.2
 
 step() { printf '\n=== %s\n' "$*"; }
 fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
@@ -59,14 +62,49 @@ else
   echo "all present"
 fi
 
+step "Go tools (into $tools)"
+# staticcheck's module is tagged v0.x.y; its release names (2026.2.2) are
+# not versions the module proxy serves.
+staticcheck=$tools/staticcheck
+if [[ ! -x $staticcheck ]] || [[ $("$staticcheck" -version 2>/dev/null) != *"(${staticcheck_version#v})"* ]]; then
+  GOBIN=$tools go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
+echo "staticcheck $staticcheck_version"
+
+step "External tools (path and version)"
+# What this run uses, resolved once, so a log says which copy ran.
+show() { # show NAME VERSION-ARGS...
+  local name=$1 path
+  shift
+  if path=$(command -v "$name" 2>/dev/null); then
+    printf '%-20s %-40s %s\n' "$name" "$path" "$("$path" "$@" 2>&1 | grep -m1 -v '^\s*$' || true)"
+  else
+    printf '%-20s %s\n' "$name" "(not installed)"
+  fi
+}
+show go version
+printf '%-20s %-40s %s\n' staticcheck "$staticcheck" "$("$staticcheck" -version)"
+show gcc --version
+show g++ --version
+show clang-14 --version
+show llvm-config-14 --version
+show llvm-symbolizer-14 --version
+show objdump --version
+show addr2line --version
+show nm --version
+show dot -V
+show pdftotext -v
+show pdftoppm -v
+show chromium --version
+show node --version
+show npm --version
+show /usr/bin/time --version
+
 step "Static checks"
 unformatted=$(gofmt -l .)
 [[ -z $unformatted ]] || fail "gofmt needed on: $unformatted"
 go vet ./...
-if ! command -v staticcheck >/dev/null; then
-  go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
-fi
-staticcheck ./...
+"$staticcheck" ./...
 
 step "Fresh MCJIT fixtures (real LLVM 14 MCJIT run)"
 fresh=$build/mcjit
