@@ -74,10 +74,13 @@ echo "staticcheck $staticcheck_version"
 step "External tools (path and version)"
 # What this run uses, resolved once, so a log says which copy ran.
 show() { # show NAME VERSION-ARGS...
-  local name=$1 path
+  local name=$1 path out
   shift
   if path=$(command -v "$name" 2>/dev/null); then
-    printf '%-20s %-40s %s\n' "$name" "$path" "$("$path" "$@" 2>&1 | grep -m1 -v '^\s*$' || true)"
+    # The first line with a version number, else the first line.
+    out=$("$path" "$@" 2>&1 || true)
+    printf '%-20s %-40s %s\n' "$name" "$path" \
+      "$({ grep -m1 '[0-9]\.[0-9]' <<<"$out" || grep -m1 -v '^\s*$' <<<"$out" || true; } | head -n1)"
   else
     printf '%-20s %s\n' "$name" "(not installed)"
   fi
