@@ -92,6 +92,9 @@ show g++ --version
 show clang-14 --version
 show llvm-config-14 --version
 show llvm-symbolizer-14 --version
+show clang-19 --version
+show llvm-config-19 --version
+show llvm-symbolizer-19 --version
 show objdump --version
 show addr2line --version
 show nm --version
@@ -101,6 +104,8 @@ show pdftoppm -v
 show chromium --version
 show node --version
 show npm --version
+show java -version
+show perf --version
 show /usr/bin/time --version
 
 step "Static checks"
