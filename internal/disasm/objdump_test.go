@@ -93,7 +93,17 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 		if strings.HasPrefix(s.Name, "$") || strings.HasPrefix(s.Name, ".L") {
 			continue // AArch64 mapping symbols and local labels
 		}
-		es.syms = append(es.syms, elfSym{addr: s.Value, sect: s.Section, name: s.Name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
+		name := s.Name
+		if s.HasVersion && s.Version != "" && s.Library == "" {
+			// objdump names defined versioned symbols "name@@VERSION"
+			// ("@" for a hidden, non-default version).
+			sep := "@@"
+			if s.VersionIndex.IsHidden() {
+				sep = "@"
+			}
+			name += sep + s.Version
+		}
+		es.syms = append(es.syms, elfSym{addr: s.Value, sect: s.Section, name: name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
 	}
 	sort.SliceStable(es.syms, func(i, j int) bool {
 		a, b := es.syms[i], es.syms[j]

@@ -1,7 +1,6 @@
 package disasm
 
 import (
-	"strconv"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -53,7 +52,7 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 			}
 		}
 		b.Reset()
-		formatX86(&b, inst, pc, intel, lookup, &rl, sym)
+		formatX86(&b, inst, code[off:], pc, intel, lookup, &rl, sym)
 		insts = append(insts, Inst{Addr: pc, Len: inst.Len, Text: b.String()})
 		off += inst.Len
 	}
@@ -76,8 +75,8 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 	return inst, true
 }
 
-// formatX86 writes the objdump text of inst at pc to b.
-func formatX86(b *strings.Builder, inst x86asm.Inst, pc uint64, intel bool, lookup x86asm.SymLookup, rl *relLookup, sym Symbolizer) {
+// formatX86 writes the objdump text of inst, decoded from src at pc, to b.
+func formatX86(b *strings.Builder, inst x86asm.Inst, src []byte, pc uint64, intel bool, lookup x86asm.SymLookup, rl *relLookup, sym Symbolizer) {
 	// x86asm prints a branch at pc 0 relative (".+0x10"); pc 1 has the same
 	// text otherwise and its target address is what we print anyway.
 	fpc := pc
@@ -96,11 +95,11 @@ func formatX86(b *strings.Builder, inst x86asm.Inst, pc uint64, intel bool, look
 	if pc == 0 && rl.active {
 		rl.target--
 	}
-	text = fixX86(text, inst, intel)
-
-	// Split the mnemonic (with its prefixes) from the operands to pad it
-	// as objdump does.
-	mnem, ops := splitOperands(text, inst)
+	mnem, ops := splitOperands(text)
+	mnem = fixMnemonic(mnem, &inst, intel)
+	if ops != "" {
+		ops = fixOperands(ops, &inst, src, pc, intel)
+	}
 	if ops == "" {
 		b.WriteString(mnem)
 	} else {
@@ -119,27 +118,18 @@ func formatX86(b *strings.Builder, inst x86asm.Inst, pc uint64, intel bool, look
 	}
 }
 
-// splitOperands splits x86asm's text into the mnemonic with its prefixes
-// and the operands. x86asm separates them with the first space after the
-// last prefix.
-func splitOperands(text string, inst x86asm.Inst) (mnem, ops string) {
-	n := 0 // prefixes printed before the mnemonic
-	for _, p := range inst.Prefix {
-		if p == 0 {
-			break
-		}
-		_ = p
-		n++
-	}
-	fields := 0
+// splitOperands splits x86asm's text into the mnemonic with its prefix
+// words and the operands.
+func splitOperands(text string) (mnem, ops string) {
 	for i := 0; i < len(text); i++ {
 		if text[i] != ' ' {
 			continue
 		}
-		// Skip printed prefix words: they are lower case words that
-		// x86asm prints before the opcode (lock, rep, data16, ...).
-		if isPrefixWord(text[:i], fields) {
-			fields++
+		w := text[:i]
+		if j := strings.LastIndexByte(w, ' '); j >= 0 {
+			w = w[j+1:]
+		}
+		if prefixWords[w] {
 			continue
 		}
 		return text[:i], text[i+1:]
@@ -147,24 +137,13 @@ func splitOperands(text string, inst x86asm.Inst) (mnem, ops string) {
 	return text, ""
 }
 
-// prefixWords are the words x86asm and objdump print before a mnemonic.
+// prefixWords are the words x86asm prints before a mnemonic.
 var prefixWords = map[string]bool{
 	"lock": true, "rep": true, "repz": true, "repnz": true, "repe": true, "repne": true,
-	"data16": true, "data32": true, "addr16": true, "addr32": true, "rex": true, "rex.w": true,
+	"data16": true, "data32": true, "addr16": true, "addr32": true,
 	"bnd": true, "notrack": true, "xacquire": true, "xrelease": true,
 	"cs": true, "ds": true, "es": true, "fs": true, "gs": true, "ss": true,
-	"rex.b": true, "rex.x": true, "rex.r": true, "rex.wb": true, "rex.wx": true, "rex.wr": true,
-	"rex.xb": true, "rex.rb": true, "rex.rx": true, "rex.wxb": true, "rex.wrb": true, "rex.wrx": true,
-	"rex.rxb": true, "rex.wrxb": true,
 	"pn": true, "pt": true,
-}
-
-// isPrefixWord reports whether the last word of s is a prefix word.
-func isPrefixWord(s string, _ int) bool {
-	if i := strings.LastIndexByte(s, ' '); i >= 0 {
-		s = s[i+1:]
-	}
-	return prefixWords[s]
 }
 
 // ripComment returns the address objdump names in its "# addr <sym>"
@@ -181,9 +160,152 @@ func ripComment(inst x86asm.Inst, pc uint64) (uint64, bool) {
 	return 0, false
 }
 
-// fixX86 rewrites x86asm's text where it differs from objdump 2.40 in
-// ways that cost nothing to fix. Each rule is measured in doc/disasm.md.
-func fixX86(text string, inst x86asm.Inst, intel bool) string {
-	_ = strconv.Itoa
-	return text
+// fixOperands replaces x86asm's memory and immediate operands by
+// objdump's forms when x86asm printed one operand per argument.
+func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel bool) string {
+	ops = strings.ReplaceAll(ops, " {", "{")
+	pieces := splitArgs(ops)
+	var args []x86asm.Arg
+	for _, a := range inst.Args {
+		if a == nil {
+			break
+		}
+		args = append(args, a)
+	}
+	if intel && inst.Op == x86asm.NOP && len(args) == 2 && len(pieces) == 2 {
+		// objdump shows only the memory operand of the multi-byte nop.
+		args, pieces = args[:1], pieces[:1]
+	}
+	if len(pieces) != len(args) {
+		return strings.Join(pieces, ",")
+	}
+	for i, p := range pieces {
+		k := i
+		if !intel {
+			k = len(args) - 1 - i
+		}
+		switch a := args[k].(type) {
+		case x86asm.Mem:
+			if strings.Contains(p, relMark) {
+				continue
+			}
+			explicit := a.Base == x86asm.RIP || a.Base == x86asm.EIP
+			if mrm, ok := modrm(src[:inst.Len], inst.Mode); ok {
+				if mod := mrm >> 6; mod == 1 || mod == 2 {
+					explicit = true
+				}
+				if inst.Mode == 64 && a.Base == 0 && a.Index == 0 && mrm&0xC7 == 0x05 && !movabs(inst) {
+					// x86asm loses RIP for some VEX/EVEX encodings.
+					a.Base = x86asm.RIP
+					explicit = true
+				}
+			}
+			if seg := stringSegment(inst.Op, a.Base); seg != 0 && a.Segment == 0 {
+				a.Segment = seg
+			}
+			m := memOperand(inst, a, explicit, intel, pc)
+			if intel {
+				kw := ""
+				if j := strings.IndexAny(p, "["); j > 0 {
+					kw = strings.TrimSpace(p[:j])
+				} else if j := strings.Index(p, " ptr "); j > 0 {
+					kw = p[:j+4]
+				}
+				kw = strings.ToUpper(kw)
+				if kw != "" && kw != "PTR" {
+					m = kw + " " + m
+				}
+			}
+			if strings.HasPrefix(p, "*") {
+				m = "*" + m
+			}
+			pieces[i] = m
+		case x86asm.Reg:
+			// objdump names a source st(0) in full: "fadd %st(0),%st".
+			if a == x86asm.F0 && (len(args) == 1 || k > 0) && (p == "%st" || p == "st") {
+				pieces[i] = p + "(0)"
+			}
+		case x86asm.Imm:
+			if strings.HasPrefix(p, "$") || strings.HasPrefix(p, "0x") || strings.HasPrefix(p, "-0x") || strings.HasPrefix(p, "$-") {
+				pieces[i] = immOperand(inst, a, intel)
+			}
+		}
+	}
+	return strings.Join(pieces, ",")
+}
+
+// condFix maps x86asm's Intel condition-code spellings to objdump's.
+var condFix = map[string]string{
+	"z": "e", "nz": "ne", "nb": "ae", "nbe": "a", "nl": "ge", "nle": "g", "nae": "b", "na": "be", "nge": "l", "ng": "le",
+}
+
+// fixMnemonic rewrites x86asm's mnemonic where objdump 2.40 spells it
+// differently.
+func fixMnemonic(mnem string, inst *x86asm.Inst, intel bool) string {
+	pre, op := "", mnem
+	if i := strings.LastIndexByte(mnem, ' '); i >= 0 {
+		pre, op = mnem[:i+1], mnem[i+1:]
+	}
+	if !intel {
+		switch op {
+		case "callq", "jmpq", "retq", "pushq", "popq", "leaveq", "xbeginq":
+			if inst.Mode == 64 {
+				op = op[:len(op)-1]
+			}
+		case "movsxd":
+			op = "movslq"
+		case "cdqe":
+			op = "cltq"
+		case "cqo":
+			op = "cqto"
+		case "cdq":
+			op = "cltd"
+		case "cwde":
+			op = "cwtl"
+		}
+	}
+	for _, p := range []string{"j", "set", "cmov"} {
+		if c, ok := condFix[strings.TrimPrefix(op, p)]; ok && strings.HasPrefix(op, p) {
+			op = p + c
+			break
+		}
+	}
+	if noSuffix[inst.Op] && !intel && (strings.HasSuffix(op, "l") || strings.HasSuffix(op, "q")) && op != strings.ToLower(inst.Op.String()) {
+		op = op[:len(op)-1]
+	}
+	if inst.Op == x86asm.MOV && inst.Mode == 64 && movabs(inst) {
+		op = "movabs"
+	}
+	return pre + op
+}
+
+// noSuffix are the VEX-encoded integer operations objdump prints without
+// an operand-size suffix in AT&T syntax.
+var noSuffix = map[x86asm.Op]bool{
+	x86asm.ANDN: true, x86asm.BEXTR: true, x86asm.BLSI: true, x86asm.BLSMSK: true, x86asm.BLSR: true,
+	x86asm.BZHI: true, x86asm.MULX: true, x86asm.PDEP: true, x86asm.PEXT: true, x86asm.RORX: true,
+	x86asm.SARX: true, x86asm.SHLX: true, x86asm.SHRX: true,
+}
+
+// hasImm reports whether inst has an immediate argument.
+func hasImm(inst *x86asm.Inst) bool {
+	for _, a := range inst.Args {
+		if _, ok := a.(x86asm.Imm); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// movabs reports whether a MOV is one objdump calls movabs: a 64-bit
+// immediate (REX.W B8+r) or a 64-bit absolute address (A0-A3).
+func movabs(inst *x86asm.Inst) bool {
+	op := inst.Opcode >> 24
+	switch {
+	case op >= 0xB8 && op <= 0xBF:
+		return inst.DataSize == 64 && inst.Len >= 10
+	case op >= 0xA0 && op <= 0xA3:
+		return inst.AddrSize == 64
+	}
+	return false
 }
