@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"strconv"
 	"strings"
 
 	"golang.org/x/arch/arm64/arm64asm"
@@ -51,7 +52,13 @@ func formatARM64(b *strings.Builder, inst arm64asm.Inst, pc uint64, sym Symboliz
 		}
 	}
 	if !hasRel {
-		b.WriteString(fixARM64(arm64asm.GNUSyntax(inst)))
+		text := arm64asm.GNUSyntax(inst)
+		mnem, ops, _ := strings.Cut(text, " ")
+		b.WriteString(mnem)
+		if ops = strings.TrimSpace(ops); ops != "" {
+			b.WriteByte('\t')
+			b.WriteString(fixARM64(mnem, ops))
+		}
 		return
 	}
 	// GNUSyntax prints a PCRel as ".+0x10"; rebuild the operand list.
@@ -82,10 +89,31 @@ func formatARM64(b *strings.Builder, inst arm64asm.Inst, pc uint64, sym Symboliz
 		}
 		b.WriteString(strings.ToLower(a.String()))
 	}
+	if c, ok := condAlias[mnem]; ok {
+		b.WriteString(" // ")
+		b.WriteString(c)
+	}
 }
 
-// fixARM64 rewrites arm64asm's GNU text where it differs from objdump
-// 2.40 in ways that cost nothing to fix.
-func fixARM64(text string) string {
-	return text
+// condAlias are the SVE condition names objdump adds as a comment to a
+// conditional branch ("b.ne 34 <crc+0x34> // b.any").
+var condAlias = map[string]string{
+	"b.eq": "b.none", "b.ne": "b.any", "b.cs": "b.nlast", "b.hs": "b.nlast", "b.cc": "b.last", "b.lo": "b.last",
+	"b.mi": "b.first", "b.pl": "b.nfrst", "b.hi": "b.pmore", "b.ls": "b.plast", "b.ge": "b.tcont", "b.lt": "b.tstop",
+}
+
+// fixARM64 rewrites arm64asm's GNU operands where they differ from
+// objdump 2.40 in ways that cost nothing to fix: a space after the comma
+// before an immediate ("[x0, #8]") and the decimal comment objdump adds
+// to a hexadecimal move ("mov w8, #0x8320 // #33568").
+func fixARM64(mnem, ops string) string {
+	ops = strings.ReplaceAll(ops, ",#", ", #")
+	if mnem == "mov" || mnem == "movz" || mnem == "movk" || mnem == "movn" {
+		if i := strings.LastIndex(ops, "#0x"); i >= 0 && !strings.Contains(ops[i:], ",") {
+			if v, err := strconv.ParseUint(ops[i+3:], 16, 64); err == nil {
+				ops += " // #" + strconv.FormatUint(v, 10)
+			}
+		}
+	}
+	return ops
 }

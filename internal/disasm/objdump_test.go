@@ -87,7 +87,7 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || s.Name == "" {
 			continue
 		}
-		if typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_NOTYPE && typ != elf.STT_GNU_IFUNC {
+		if typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_NOTYPE && typ != elf.STT_GNU_IFUNC && typ != elf.STT_TLS {
 			continue
 		}
 		if strings.HasPrefix(s.Name, "$") || strings.HasPrefix(s.Name, ".L") {

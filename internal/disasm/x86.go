@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"strconv"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -35,6 +36,11 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 	var b strings.Builder
 	for off := 0; off < len(code); {
 		pc := addr + uint64(off)
+		if text, n := fixedX86(code[off:], intel); n > 0 {
+			insts = append(insts, Inst{Addr: pc, Len: n, Text: text})
+			off += n
+			continue
+		}
 		inst, ok := decodeOneX86(code[off:], mode)
 		if !ok {
 			insts = append(insts, Inst{Addr: pc, Len: 1, Text: BadText})
@@ -72,6 +78,11 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 	if err != nil || inst.Len <= 0 || inst.Len > len(src) {
 		return x86asm.Inst{}, false
 	}
+	// x86asm leaves these zero for VEX and EVEX instructions.
+	inst.Mode = mode
+	if inst.AddrSize == 0 {
+		inst.AddrSize = mode
+	}
 	return inst, true
 }
 
@@ -100,6 +111,8 @@ func formatX86(b *strings.Builder, inst x86asm.Inst, src []byte, pc uint64, inte
 	if ops != "" {
 		ops = fixOperands(ops, &inst, src, pc, intel)
 	}
+	mnem = fixPrefixes(mnem, &inst, src)
+	mnem, ops = vpcmpAlias(mnem, ops, &inst, intel)
 	if ops == "" {
 		b.WriteString(mnem)
 	} else {
@@ -154,7 +167,7 @@ func ripComment(inst x86asm.Inst, pc uint64) (uint64, bool) {
 			break
 		}
 		if m, ok := a.(x86asm.Mem); ok && m.Base == x86asm.RIP {
-			return pc + uint64(inst.Len) + uint64(m.Disp), true
+			return pc + uint64(inst.Len) + uint64(int64(int32(m.Disp))), true
 		}
 	}
 	return 0, false
@@ -172,11 +185,24 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 		}
 		args = append(args, a)
 	}
-	if intel && inst.Op == x86asm.NOP && len(args) == 2 && len(pieces) == 2 {
+	if intel && inst.Op == x86asm.NOP && len(pieces) == 2 {
 		// objdump shows only the memory operand of the multi-byte nop.
 		args, pieces = args[:1], pieces[:1]
 	}
+	if len(pieces) == len(args)-1 && isShift(inst.Op) {
+		// x86asm leaves out the implicit count of a shift by one.
+		args = args[:len(args)-1]
+	}
 	if len(pieces) != len(args) {
+		if intel {
+			for i, p := range pieces {
+				if j := strings.Index(p, "word ptr "); j >= 0 && !strings.Contains(p[:j], "[") {
+					pieces[i] = strings.ToUpper(p[:j+8]) + p[j+8:]
+				} else if strings.HasPrefix(p, "byte ptr ") {
+					pieces[i] = "BYTE PTR" + p[8:]
+				}
+			}
+		}
 		return strings.Join(pieces, ",")
 	}
 	for i, p := range pieces {
@@ -206,13 +232,13 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 			m := memOperand(inst, a, explicit, intel, pc)
 			if intel {
 				kw := ""
-				if j := strings.IndexAny(p, "["); j > 0 {
-					kw = strings.TrimSpace(p[:j])
-				} else if j := strings.Index(p, " ptr "); j > 0 {
-					kw = p[:j+4]
+				if j := strings.Index(p, " ptr"); j > 0 {
+					kw = strings.ToUpper(p[:j+4])
 				}
-				kw = strings.ToUpper(kw)
-				if kw != "" && kw != "PTR" {
+				if isPrefetch(inst.Op) {
+					kw = "BYTE PTR"
+				}
+				if kw != "" {
 					m = kw + " " + m
 				}
 			}
@@ -222,10 +248,14 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 			pieces[i] = m
 		case x86asm.Reg:
 			// objdump names a source st(0) in full: "fadd %st(0),%st".
-			if a == x86asm.F0 && (len(args) == 1 || k > 0) && (p == "%st" || p == "st") {
+			if a == x86asm.F0 && (len(args) == 1 || k > 0 && args[0] == x86asm.F0) && (p == "%st" || p == "st") {
 				pieces[i] = p + "(0)"
 			}
 		case x86asm.Imm:
+			if intel && isShift(inst.Op) && a == 1 && inst.Opcode>>24 >= 0xD0 && inst.Opcode>>24 <= 0xD3 {
+				pieces[i] = "1"
+				continue
+			}
 			if strings.HasPrefix(p, "$") || strings.HasPrefix(p, "0x") || strings.HasPrefix(p, "-0x") || strings.HasPrefix(p, "$-") {
 				pieces[i] = immOperand(inst, a, intel)
 			}
@@ -306,6 +336,157 @@ func movabs(inst *x86asm.Inst) bool {
 		return inst.DataSize == 64 && inst.Len >= 10
 	case op >= 0xA0 && op <= 0xA3:
 		return inst.AddrSize == 64
+	}
+	return false
+}
+
+// isShift reports whether op is a shift or rotate, whose count of one
+// is implicit in the D0-D3 encodings.
+func isShift(op x86asm.Op) bool {
+	switch op {
+	case x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR, x86asm.RCL, x86asm.RCR:
+		return true
+	}
+	return false
+}
+
+// fixedX86 returns objdump's text for byte sequences x86asm does not
+// decode (or decodes differently), and their length; n is 0 otherwise.
+func fixedX86(src []byte, intel bool) (text string, n int) {
+	if len(src) >= 4 && src[0] == 0xF3 && src[1] == 0x0F && src[2] == 0x1E {
+		switch src[3] {
+		case 0xFA:
+			return "endbr64", 4
+		case 0xFB:
+			return "endbr32", 4
+		}
+	}
+	if len(src) >= 3 && src[0] == 0x0F && src[1] == 0x01 {
+		switch src[2] {
+		case 0xEE:
+			return "rdpkru", 3
+		case 0xEF:
+			return "wrpkru", 3
+		}
+	}
+	if len(src) >= 2 && src[0] == 0x66 && src[1] == 0x90 {
+		if intel {
+			return "xchg   ax,ax", 2
+		}
+		return "xchg   %ax,%ax", 2
+	}
+	return "", 0
+}
+
+// fixPrefixes rebuilds the prefix words objdump prints before the
+// mnemonic for prefixes that have no effect: extra operand-size
+// prefixes ("data16"), segment overrides in 64-bit mode ("cs"), the CET
+// "notrack" (3E on an indirect branch) and "repz ret".
+func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
+	pre, op := "", mnem
+	if i := strings.LastIndexByte(mnem, ' '); i >= 0 {
+		pre, op = mnem[:i+1], mnem[i+1:]
+	}
+	if inst.Mode != 64 {
+		return mnem
+	}
+	if op == "ret" && pre == "rep " {
+		return "repz ret"
+	}
+	n66, seg := 0, ""
+	for _, b := range src[:inst.Len] {
+		switch b {
+		case 0x66:
+			n66++
+			continue
+		case 0x2E:
+			seg = "cs"
+			continue
+		case 0x3E:
+			seg = "ds"
+			continue
+		case 0x26:
+			seg = "es"
+			continue
+		case 0x36:
+			seg = "ss"
+			continue
+		case 0x64, 0x65, 0x67, 0xF0, 0xF2, 0xF3:
+			continue
+		}
+		break
+	}
+	if n66 == 0 && seg == "" {
+		return mnem
+	}
+	if seg == "ds" && (op == "jmp" || op == "call") && strings.Contains(pre, "ds") {
+		return strings.Replace(pre, "ds", "notrack", 1) + op
+	}
+	if !strings.Contains(pre, "data") && inst.Op != x86asm.NOP {
+		n66 = 0 // a mandatory or operand-size prefix x86asm consumed
+	} else if inst.DataSize == 16 {
+		n66--
+	}
+	var words []string
+	for w := range strings.FieldsSeq(pre) {
+		if w != "data16" && w != "data32" && w != "cs" && w != "ds" && w != "es" && w != "ss" {
+			words = append(words, w)
+		}
+	}
+	for range n66 {
+		words = append(words, "data16")
+	}
+	if seg != "" && stringSegment(inst.Op, x86asm.RDI) == 0 {
+		words = append(words, seg)
+	}
+	words = append(words, op)
+	return strings.Join(words, " ")
+}
+
+// vpcmpPred are the comparison predicates objdump folds into the
+// mnemonics of AVX-512 integer compares (vpcmpb $0x0 is vpcmpeqb).
+var vpcmpPred = [8]string{0: "eq", 1: "lt", 2: "le", 4: "neq", 5: "nlt", 6: "nle"}
+
+// vpcmpAlias rewrites "vpcmp[u]{b,w,d,q} $pred,..." as objdump's
+// pseudo-op "vpcmp<pred>[u]{b,w,d,q} ...".
+func vpcmpAlias(mnem, ops string, inst *x86asm.Inst, intel bool) (string, string) {
+	switch inst.Op {
+	case x86asm.VPCMPB, x86asm.VPCMPW, x86asm.VPCMPD, x86asm.VPCMPQ,
+		x86asm.VPCMPUB, x86asm.VPCMPUW, x86asm.VPCMPUD, x86asm.VPCMPUQ:
+	default:
+		return mnem, ops
+	}
+	pieces := splitArgs(ops)
+	if len(pieces) < 2 {
+		return mnem, ops
+	}
+	imm := pieces[0]
+	if intel {
+		imm = pieces[len(pieces)-1]
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(imm, "$"), "0x"), 16, 8)
+	if err != nil || v >= 8 || vpcmpPred[v] == "" {
+		return mnem, ops
+	}
+	i := strings.Index(mnem, "vpcmp")
+	if i < 0 {
+		return mnem, ops
+	}
+	mnem = mnem[:i] + "vpcmp" + vpcmpPred[v] + mnem[i+len("vpcmp"):]
+	if intel {
+		pieces = pieces[:len(pieces)-1]
+	} else {
+		pieces = pieces[1:]
+	}
+	return mnem, strings.Join(pieces, ",")
+}
+
+// isPrefetch reports whether op is a prefetch, whose operand objdump
+// sizes as a byte in Intel syntax.
+func isPrefetch(op x86asm.Op) bool {
+	switch op {
+	case x86asm.PREFETCHNTA, x86asm.PREFETCHT0, x86asm.PREFETCHT1, x86asm.PREFETCHT2, x86asm.PREFETCHW:
+		return true
 	}
 	return false
 }

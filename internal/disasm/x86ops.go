@@ -147,7 +147,11 @@ func memOperand(inst *x86asm.Inst, m x86asm.Mem, explicitDisp, intel bool, pc ui
 			b.WriteString(strconv.Itoa(int(max(m.Scale, 1))))
 		}
 		if disp != 0 || explicitDisp || m.Base == 0 {
-			if disp < 0 {
+			if m.Base == x86asm.RIP && m.Index == 0 {
+				// objdump prints RIP offsets unsigned in Intel syntax.
+				b.WriteByte('+')
+				b.WriteString(hex(uint64(disp)))
+			} else if disp < 0 {
 				b.WriteString(signedHex(disp))
 			} else {
 				b.WriteByte('+')
