@@ -1,0 +1,110 @@
+package disasm
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestObjdumpAgreement decodes real binaries symbol by symbol, as objdump
+// does, and compares each instruction's text with GNU objdump's
+// (`objdump -d --no-show-raw-insn`, `-M intel`) after collapsing white
+// space. doc/disasm.md lists the measured rates and the classes of
+// remaining differences; the thresholds sit just under the measured
+// rates so that a formatting regression fails. "identical" compares the
+// whole text; "ignoring symbols" leaves out the <symbol+off> annotations,
+// whose names come from the Symbolizer (here a plain symbol-table one,
+// while objdump also names PLT entries and prefers other aliases).
+func TestObjdumpAgreement(t *testing.T) {
+	objdump := testenv.Tool(t, "objdump", "binutils")
+	tmp := t.TempDir()
+	tests := []struct {
+		name          string
+		file          func(t *testing.T) string
+		tool          func(t *testing.T) string
+		start, stop   uint64 // a range of the file, 0 for all
+		intel         bool
+		min, minNoSym float64
+	}{
+		{name: "libc/att", file: libc, tool: func(*testing.T) string { return objdump }, min: 0.96, minNoSym: 0.997},
+		{name: "libc/intel", file: libc, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.96, minNoSym: 0.993},
+		{name: "clang-O2-cxx/att", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.95, minNoSym: 0.999},
+		{name: "clang-O2-cxx/intel", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.95, minNoSym: 0.999},
+		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.96, minNoSym: 0.999},
+		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.96, minNoSym: 0.999},
+		{name: "aarch64-obj", file: func(t *testing.T) string { return buildA64(t, tmp) }, tool: func(t *testing.T) string {
+			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
+		}, min: 0.99, minNoSym: 0.99},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if testing.Short() && tt.stop != 0 {
+				t.Skip("node's range is slow; -short")
+			}
+			a := compare(t, tt.tool(t), tt.file(t), tt.start, tt.stop, tt.intel)
+			t.Logf("%s: %v", tt.name, a)
+			if a.total < 100 {
+				t.Fatalf("objdump printed %d instructions, want at least 100", a.total)
+			}
+			if a.rate() < tt.min || a.rateNoSym() < tt.minNoSym {
+				t.Errorf("agreement %.4f (ignoring symbols %.4f), want >= %.4f (%.4f)", a.rate(), a.rateNoSym(), tt.min, tt.minNoSym)
+			}
+		})
+	}
+}
+
+// nodeStart is the start of /usr/bin/node's .text in Debian's build;
+// the test reads 4 MiB from there (all of it takes minutes in objdump).
+const nodeStart = 0xb72000
+
+func libc(t *testing.T) string {
+	const p = "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(p); err != nil {
+		testenv.Missing(t, p, "apt-get install libc6")
+	}
+	return p
+}
+
+func node(t *testing.T) string {
+	p := testenv.Tool(t, "node", "nodejs")
+	p, _ = filepath.EvalSymlinks(p)
+	f, err := elf.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if s := f.Section(".text"); s == nil || s.Addr != nodeStart {
+		t.Skipf("%s's .text is not at %#x (another build of node)", p, uint64(nodeStart))
+	}
+	return p
+}
+
+// buildCXX compiles testdata/inline.cc with clang++ -O2.
+func buildCXX(t *testing.T, dir string) string {
+	out := filepath.Join(dir, "inline")
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	cc := testenv.Tool(t, "clang++-19", "clang-19")
+	if b, err := exec.Command(cc, "-O2", "-o", out, "testdata/inline.cc").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, b)
+	}
+	return out
+}
+
+// buildA64 compiles testdata/kernels.c into an AArch64 object.
+func buildA64(t *testing.T, dir string) string {
+	out := filepath.Join(dir, "kernels.o")
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	cc := testenv.Tool(t, "clang-19", "clang-19")
+	if b, err := exec.Command(cc, "--target=aarch64-linux-gnu", "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, b)
+	}
+	return out
+}
