@@ -75,7 +75,8 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 		}
 	}()
 	inst, err := x86asm.Decode(src, mode)
-	if err != nil || inst.Len <= 0 || inst.Len > len(src) {
+	// x86asm returns a lone prefix (Op 0) for bytes that end too early.
+	if err != nil || inst.Op == 0 || inst.Len <= 0 || inst.Len > len(src) {
 		return x86asm.Inst{}, false
 	}
 	// x86asm leaves these zero for VEX and EVEX instructions.

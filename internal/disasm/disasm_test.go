@@ -1,0 +1,162 @@
+package disasm
+
+import (
+	"debug/elf"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// syms is a fixed Symbolizer: foo at 0x401000, bar at 0x402000.
+func syms(addr uint64) (string, uint64, bool) {
+	switch {
+	case addr >= 0x402000:
+		return "bar", 0x402000, true
+	case addr >= 0x401000:
+		return "foo", 0x401000, true
+	}
+	return "", 0, false
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name  string
+		m     elf.Machine
+		code  []byte
+		addr  uint64
+		intel bool
+		sym   Symbolizer
+		want  []string
+	}{
+		{name: "call with symbol", m: elf.EM_X86_64, addr: 0x401010, sym: syms,
+			code: []byte{0xe8, 0x01, 0x00, 0x00, 0x00}, want: []string{"call   401016 <foo+0x16>"}},
+		{name: "call at symbol start", m: elf.EM_X86_64, addr: 0x401ffb, sym: syms,
+			code: []byte{0xe8, 0x00, 0x00, 0x00, 0x00}, want: []string{"call   402000 <bar>"}},
+		{name: "call without symbolizer", m: elf.EM_X86_64, addr: 0x401010,
+			code: []byte{0xe8, 0x01, 0x00, 0x00, 0x00}, want: []string{"call   401016"}},
+		{name: "branch at address 0", m: elf.EM_X86_64, addr: 0,
+			code: []byte{0xeb, 0x02}, want: []string{"jmp    4"}},
+		{name: "intel jne", m: elf.EM_X86_64, addr: 0x401000, intel: true, sym: syms,
+			code: []byte{0x75, 0x10}, want: []string{"jne    401012 <foo+0x12>"}},
+		{name: "rip-relative comment", m: elf.EM_X86_64, addr: 0x401000, sym: syms,
+			code: []byte{0x48, 0x8d, 0x3d, 0xf9, 0x0f, 0x00, 0x00}, want: []string{"lea    0xff9(%rip),%rdi        # 402000 <bar>"}},
+		{name: "intel rip-relative", m: elf.EM_X86_64, addr: 0x401000, intel: true,
+			code: []byte{0x48, 0x8b, 0x05, 0xf9, 0x0f, 0x00, 0x00}, want: []string{"mov    rax,QWORD PTR [rip+0xff9]        # 402000"}},
+		{name: "negative displacement", m: elf.EM_X86_64,
+			code: []byte{0xc7, 0x85, 0x78, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, want: []string{"movl   $0x7fffffff,-0x88(%rbp)"}},
+		{name: "unsigned immediate", m: elf.EM_X86_64,
+			code: []byte{0x83, 0xf8, 0xff}, want: []string{"cmp    $0xffffffff,%eax"}},
+		{name: "explicit zero displacement and scale", m: elf.EM_X86_64,
+			code: []byte{0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, want: []string{"nopw   0x0(%rax,%rax,1)"}},
+		{name: "padding prefixes", m: elf.EM_X86_64,
+			code: []byte{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}, want: []string{"cs nopw 0x0(%rax,%rax,1)"}},
+		{name: "endbr64 ret", m: elf.EM_X86_64,
+			code: []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3}, want: []string{"endbr64", "ret"}},
+		{name: "movabs", m: elf.EM_X86_64,
+			code: []byte{0x48, 0xb8, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, want: []string{"movabs $0xfffffffffffffff0,%rax"}},
+		{name: "bad byte then valid", m: elf.EM_X86_64,
+			code: []byte{0x06, 0x90}, want: []string{"(bad)", "nop"}},
+		{name: "truncated instruction", m: elf.EM_X86_64,
+			code: []byte{0x90, 0xe8, 0x01}, want: []string{"nop", "(bad)", "(bad)"}},
+		{name: "386", m: elf.EM_386, addr: 0x401000, sym: syms,
+			code: []byte{0x55, 0x89, 0xe5}, want: []string{"push   %ebp", "mov    %esp,%ebp"}},
+		{name: "arm64 bl", m: elf.EM_AARCH64, addr: 0x401000, sym: syms,
+			code: []byte{0x04, 0x00, 0x00, 0x94}, want: []string{"bl\t401010 <foo+0x10>"}},
+		{name: "arm64 b.ne", m: elf.EM_AARCH64, addr: 0x401008, sym: syms,
+			code: []byte{0xc1, 0xff, 0xff, 0x54}, want: []string{"b.ne\t401000 <foo> // b.any"}},
+		{name: "arm64 adrp", m: elf.EM_AARCH64, addr: 0x401234,
+			code: []byte{0x00, 0x00, 0x00, 0x90}, want: []string{"adrp\tx0, 401000"}},
+		{name: "arm64 ldp and mov", m: elf.EM_AARCH64,
+			code: []byte{0xfd, 0x7b, 0xc1, 0xa8, 0x08, 0x64, 0x90, 0x52, 0xc0, 0x03, 0x5f, 0xd6},
+			want: []string{"ldp\tx29, x30, [sp], #16", "mov\tw8, #0x8320 // #33568", "ret"}},
+		{name: "arm64 bad word and short tail", m: elf.EM_AARCH64,
+			code: []byte{0x00, 0x00, 0x00, 0x00, 0x1f, 0x20, 0x03, 0xd5, 0x01, 0x02}, want: []string{"(bad)", "nop", "(bad)"}},
+		{name: "empty", m: elf.EM_X86_64, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			insts, err := Decode(tt.m, tt.code, tt.addr, tt.intel, tt.sym)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range insts {
+				got = append(got, in.Text)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			checkCover(t, insts, tt.code, tt.addr)
+		})
+	}
+}
+
+// checkCover checks that insts cover code exactly, in address order.
+func checkCover(t testing.TB, insts []Inst, code []byte, addr uint64) {
+	t.Helper()
+	next := addr
+	for _, in := range insts {
+		if in.Addr != next || in.Len < 1 || in.Text == "" {
+			t.Fatalf("instruction %+v, want one at %#x with a length and a text", in, next)
+		}
+		next += uint64(in.Len)
+	}
+	if next != addr+uint64(len(code)) {
+		t.Fatalf("instructions end at %#x, want %#x", next, addr+uint64(len(code)))
+	}
+}
+
+func TestDecodeUnsupportedMachine(t *testing.T) {
+	_, err := Decode(elf.EM_RISCV, []byte{0x13, 0, 0, 0}, 0, false, nil)
+	var ue *UnsupportedMachineError
+	if !errors.As(err, &ue) || ue.Machine != elf.EM_RISCV {
+		t.Fatalf("got %v, want *UnsupportedMachineError for EM_RISCV", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
+	f.Add([]byte{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}, uint64(0), uint8(1))
+	f.Add([]byte{0x62, 0xf1, 0x7d, 0x48, 0x6f, 0x05, 0, 0, 0, 0}, uint64(0xfffffffffffffff0), uint8(0))
+	f.Add([]byte{0xc5, 0x7d, 0x6f, 0x15, 0x29, 0xd4, 0x04, 0x00}, uint64(0x15448f), uint8(1))
+	f.Add([]byte{0x04, 0x00, 0x00, 0x94, 0x00, 0x00, 0x00, 0x90, 0x01}, uint64(0x401000), uint8(2))
+	f.Add([]byte{0xf3, 0x0f, 0x1e}, uint64(7), uint8(3))
+	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
+		m := []elf.Machine{elf.EM_X86_64, elf.EM_X86_64, elf.EM_AARCH64, elf.EM_386}[mode%4]
+		insts, err := Decode(m, code, addr, mode&4 != 0, syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCover(t, insts, code, addr)
+	})
+}
+
+// BenchmarkDecode decodes libc's .text; it reports instructions per second.
+func BenchmarkDecode(b *testing.B) {
+	f, err := elf.Open("/lib/x86_64-linux-gnu/libc.so.6")
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	s := f.Section(".text")
+	code, err := s.Data()
+	if err != nil {
+		b.Fatal(err)
+	}
+	es := newELFSymbols(f)
+	for _, intel := range []bool{false, true} {
+		name := "att"
+		if intel {
+			name = "intel"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(code)))
+			n := 0
+			for b.Loop() {
+				insts, _ := Decode(f.Machine, code, s.Addr, intel, es.lookup)
+				n += len(insts)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
+		})
+	}
+}
