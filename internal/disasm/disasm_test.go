@@ -54,6 +54,8 @@ func TestDecode(t *testing.T) {
 			code: []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3}, want: []string{"endbr64", "ret"}},
 		{name: "movabs", m: elf.EM_X86_64,
 			code: []byte{0x48, 0xb8, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, want: []string{"movabs $0xfffffffffffffff0,%rax"}},
+		{name: "vzeroupper length", m: elf.EM_X86_64,
+			code: []byte{0xc5, 0xf8, 0x77, 0x5b, 0x41, 0x5c}, want: []string{"vzeroupper", "pop    %rbx", "pop    %r12"}},
 		{name: "bad byte then valid", m: elf.EM_X86_64,
 			code: []byte{0x06, 0x90}, want: []string{"(bad)", "nop"}},
 		{name: "truncated instruction", m: elf.EM_X86_64,

@@ -370,6 +370,13 @@ func fixedX86(src []byte, intel bool) (text string, n int) {
 			return "wrpkru", 3
 		}
 	}
+	if len(src) >= 3 && src[0] == 0xC5 && src[2] == 0x77 && (src[1] == 0xF8 || src[1] == 0xFC) {
+		// x86asm decodes these with two bytes too many.
+		if src[1] == 0xF8 {
+			return "vzeroupper", 3
+		}
+		return "vzeroall", 3
+	}
 	if len(src) >= 2 && src[0] == 0x66 && src[1] == 0x90 {
 		if intel {
 			return "xchg   ax,ax", 2
