@@ -251,7 +251,7 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 		}
 		if stripSym(gn) == stripSym(wn) {
 			a.sameNoSym++
-			a.diff("symbol", fmt.Sprintf("got %q, want %q", gn, wn))
+			a.diff(symbolClass(gn, wn), fmt.Sprintf("%#x: got %q, want %q", w.addr, gn, wn))
 			continue
 		}
 		gm, _, _ := strings.Cut(gn, " ")
@@ -266,4 +266,18 @@ func (a *agreement) diff(class, example string) {
 	if _, ok := a.examples[class]; !ok {
 		a.examples[class] = example
 	}
+}
+
+// symbolClass names the kind of a difference in <symbol> annotations
+// only: a name we did not give, one objdump did not give, or another
+// name (objdump picks among aliases and section symbols by its own rules).
+func symbolClass(got, want string) string {
+	gs, ws := strings.Contains(got, "<"), strings.Contains(want, "<")
+	switch {
+	case !gs && ws:
+		return "symbol:none"
+	case gs && !ws:
+		return "symbol:extra"
+	}
+	return "symbol:other"
 }

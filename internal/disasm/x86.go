@@ -84,6 +84,20 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 	if inst.AddrSize == 0 {
 		inst.AddrSize = mode
 	}
+	if mode == 64 && !movabs(&inst) {
+		for i, a := range inst.Args {
+			m, ok := a.(x86asm.Mem)
+			if !ok || m.Base != 0 || m.Index != 0 {
+				continue
+			}
+			// x86asm loses RIP-relative addressing (ModRM mod 0, r/m 5)
+			// in some VEX and EVEX encodings.
+			if mrm, ok := modrm(src[:inst.Len], mode); ok && mrm&0xC7 == 0x05 {
+				m.Base = x86asm.RIP
+				inst.Args[i] = m
+			}
+		}
+	}
 	return inst, true
 }
 
@@ -111,6 +125,10 @@ func formatX86(b *strings.Builder, inst x86asm.Inst, src []byte, pc uint64, inte
 	mnem = fixMnemonic(mnem, &inst, intel)
 	if ops != "" {
 		ops = fixOperands(ops, &inst, src, pc, intel)
+	}
+	if intel {
+		mnem, ops = fixIntelX87(mnem, ops, &inst, src)
+		mnem, ops = fixIntelString(mnem, ops, &inst)
 	}
 	mnem = fixPrefixes(mnem, &inst, src)
 	mnem, ops = vpcmpAlias(mnem, ops, &inst, intel)
@@ -219,11 +237,6 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 			explicit := a.Base == x86asm.RIP || a.Base == x86asm.EIP
 			if mrm, ok := modrm(src[:inst.Len], inst.Mode); ok {
 				if mod := mrm >> 6; mod == 1 || mod == 2 {
-					explicit = true
-				}
-				if inst.Mode == 64 && a.Base == 0 && a.Index == 0 && mrm&0xC7 == 0x05 && !movabs(inst) {
-					// x86asm loses RIP for some VEX/EVEX encodings.
-					a.Base = x86asm.RIP
 					explicit = true
 				}
 			}
@@ -398,8 +411,11 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	if inst.Mode != 64 {
 		return mnem
 	}
-	if op == "ret" && pre == "rep " {
+	if op == "ret" && src[0] == 0xF3 {
 		return "repz ret"
+	}
+	if strings.HasPrefix(pre, "rep ") && repzString(inst.Op) {
+		pre, mnem = "repz "+pre[len("rep "):], "repz "+mnem[len("rep "):]
 	}
 	n66, seg := 0, ""
 	for _, b := range src[:inst.Len] {
@@ -427,8 +443,8 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	if n66 == 0 && seg == "" {
 		return mnem
 	}
-	if seg == "ds" && (op == "jmp" || op == "call") && strings.Contains(pre, "ds") {
-		return strings.Replace(pre, "ds", "notrack", 1) + op
+	if seg == "ds" && (inst.Op == x86asm.JMP || inst.Op == x86asm.CALL) {
+		seg = "notrack"
 	}
 	if !strings.Contains(pre, "data") && inst.Op != x86asm.NOP {
 		n66 = 0 // a mandatory or operand-size prefix x86asm consumed
@@ -494,6 +510,17 @@ func vpcmpAlias(mnem, ops string, inst *x86asm.Inst, intel bool) (string, string
 func isPrefetch(op x86asm.Op) bool {
 	switch op {
 	case x86asm.PREFETCHNTA, x86asm.PREFETCHT0, x86asm.PREFETCHT1, x86asm.PREFETCHT2, x86asm.PREFETCHW:
+		return true
+	}
+	return false
+}
+
+// repzString reports whether op is a comparing string instruction, whose
+// F3 prefix objdump spells "repz".
+func repzString(op x86asm.Op) bool {
+	switch op {
+	case x86asm.CMPSB, x86asm.CMPSW, x86asm.CMPSD, x86asm.CMPSQ,
+		x86asm.SCASB, x86asm.SCASW, x86asm.SCASD, x86asm.SCASQ:
 		return true
 	}
 	return false

@@ -197,6 +197,10 @@ func absDisp(inst *x86asm.Inst, disp int64) string {
 	if inst.AddrSize == 16 {
 		return hex(uint64(uint16(disp)))
 	}
+	if !movabs(inst) && disp == int64(uint32(disp)) {
+		// A disp32 is sign-extended to 64 bits; x86asm keeps it unsigned.
+		disp = int64(int32(disp))
+	}
 	return hex(uint64(disp))
 }
 
