@@ -1,7 +1,9 @@
 package disasm
 
 import (
+	"bytes"
 	"debug/elf"
+	"os/exec"
 	"errors"
 	"strings"
 	"testing"
@@ -161,4 +163,22 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
 		})
 	}
+	// The baseline: GNU objdump on the same section, as upstream pprof
+	// runs it (one process, its output parsed line by line).
+	b.Run("objdump", func(b *testing.B) {
+		tool, err := exec.LookPath("objdump")
+		if err != nil {
+			b.Skip(err)
+		}
+		b.SetBytes(int64(len(code)))
+		n := 0
+		for b.Loop() {
+			out, err := exec.Command(tool, "-d", "--no-show-raw-insn", "-j", ".text", "/lib/x86_64-linux-gnu/libc.so.6").Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += bytes.Count(out, []byte(":\t"))
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
+	})
 }
