@@ -3,8 +3,8 @@ package disasm
 import (
 	"bytes"
 	"debug/elf"
-	"os/exec"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 )

@@ -331,16 +331,6 @@ var noSuffix = map[x86asm.Op]bool{
 	x86asm.SARX: true, x86asm.SHLX: true, x86asm.SHRX: true,
 }
 
-// hasImm reports whether inst has an immediate argument.
-func hasImm(inst *x86asm.Inst) bool {
-	for _, a := range inst.Args {
-		if _, ok := a.(x86asm.Imm); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // movabs reports whether a MOV is one objdump calls movabs: a 64-bit
 // immediate (REX.W B8+r) or a 64-bit absolute address (A0-A3).
 func movabs(inst *x86asm.Inst) bool {
