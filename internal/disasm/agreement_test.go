@@ -32,10 +32,10 @@ func TestObjdumpAgreement(t *testing.T) {
 	}{
 		{name: "libc/att", file: libc, tool: func(*testing.T) string { return objdump }, min: 0.965, minNoSym: 0.9999},
 		{name: "libc/intel", file: libc, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.965, minNoSym: 0.9995},
-		{name: "clang-O2-cxx/att", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.955, minNoSym: 1},
-		{name: "clang-O2-cxx/intel", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.955, minNoSym: 1},
-		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.965, minNoSym: 0.9999},
-		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.965, minNoSym: 0.9999},
+		{name: "clang-O2-cxx/att", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
+		{name: "clang-O2-cxx/intel", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
+		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.99, minNoSym: 0.9999},
+		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.99, minNoSym: 0.9999},
 		{name: "aarch64-obj", file: func(t *testing.T) string { return buildA64(t, tmp) }, tool: func(t *testing.T) string {
 			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 		}, min: 0.99, minNoSym: 0.99},
