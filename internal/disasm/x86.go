@@ -129,6 +129,7 @@ func formatX86(b *strings.Builder, inst x86asm.Inst, src []byte, pc uint64, inte
 	if intel {
 		mnem, ops = fixIntelX87(mnem, ops, &inst, src)
 		mnem, ops = fixIntelString(mnem, ops, &inst)
+		mnem, ops = fixIntelSSECompare(mnem, ops, &inst)
 	}
 	mnem = fixPrefixes(mnem, &inst, src)
 	mnem, ops = vpcmpAlias(mnem, ops, &inst, intel)
@@ -207,6 +208,18 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 	if intel && inst.Op == x86asm.NOP && len(pieces) == 2 {
 		// objdump shows only the memory operand of the multi-byte nop.
 		args, pieces = args[:1], pieces[:1]
+	}
+	if len(pieces) < len(args) && strings.Contains(ops, "{") {
+		// x86asm prints an AVX-512 opmask in braces beside the operand it
+		// masks ("%k1{%k2}"), as one operand.
+		kept := args[:0:0]
+		for k, a := range args {
+			if r, ok := a.(x86asm.Reg); ok && r >= x86asm.K1 && r <= x86asm.K7 && k > 0 && isMaskedReg(args[k-1]) {
+				continue
+			}
+			kept = append(kept, a)
+		}
+		args = kept
 	}
 	if len(pieces) == len(args)-1 && isShift(inst.Op) {
 		// x86asm leaves out the implicit count of a shift by one.
@@ -514,4 +527,11 @@ func repzString(op x86asm.Op) bool {
 		return true
 	}
 	return false
+}
+
+// isMaskedReg reports whether a is an operand an AVX-512 opmask can
+// follow: a vector or mask register.
+func isMaskedReg(a x86asm.Arg) bool {
+	r, ok := a.(x86asm.Reg)
+	return ok && (r >= x86asm.X0 && r <= x86asm.Z31 || r >= x86asm.K0 && r <= x86asm.K7)
 }

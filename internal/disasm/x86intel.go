@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"strconv"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -130,4 +131,36 @@ func fixIntelString(mnem, ops string, inst *x86asm.Inst) (string, string) {
 		}
 	}
 	return mnem, ops
+}
+
+// ssePred are the SSE comparison predicates objdump folds into the
+// mnemonic ("cmpnlesd xmm11,xmm0" for cmpsd with predicate 6).
+var ssePred = [8]string{"eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord"}
+
+// fixIntelSSECompare rewrites x86asm's Intel "cmpsd_xmm x, y, 0x6" as
+// objdump's "cmpnlesd x,y"; x86asm's GNU printer does this itself.
+func fixIntelSSECompare(mnem, ops string, inst *x86asm.Inst) (string, string) {
+	suffix := ""
+	switch inst.Op {
+	case x86asm.CMPPS:
+		suffix = "ps"
+	case x86asm.CMPPD:
+		suffix = "pd"
+	case x86asm.CMPSS:
+		suffix = "ss"
+	case x86asm.CMPSD_XMM:
+		suffix = "sd"
+	default:
+		return mnem, ops
+	}
+	pieces := splitArgs(ops)
+	v, err := strconv.ParseUint(strings.TrimPrefix(pieces[len(pieces)-1], "0x"), 16, 8)
+	if len(pieces) != 3 || err != nil || v >= 8 {
+		return mnem, ops
+	}
+	pre := ""
+	if i := strings.LastIndexByte(mnem, ' '); i >= 0 {
+		pre = mnem[:i+1]
+	}
+	return pre + "cmp" + ssePred[v] + suffix, strings.Join(pieces[:2], ",")
 }
