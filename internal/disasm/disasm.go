@@ -26,8 +26,11 @@ type Inst struct {
 	// Len is the number of bytes the instruction occupies; always >= 1.
 	Len int
 	// Text is the instruction as objdump prints it after "address:",
-	// for example "call   401126 <foo+0x16>" or "(bad)" for bytes that
-	// do not decode.
+	// for example "call   401126 <foo+0x16>". Bytes that do not decode
+	// read as objdump shows them: "(bad)" (x86), ".byte  0xe8" for each
+	// byte of an x86 instruction cut off by the end of the code, "udf
+	// #0" or ".inst 0x02000028 ; undefined" (AArch64), and BadText for
+	// an AArch64 tail shorter than four bytes.
 	Text string
 }
 
@@ -36,8 +39,8 @@ type Inst struct {
 // then shown as a bare address. A nil Symbolizer names nothing.
 type Symbolizer func(addr uint64) (name string, base uint64, ok bool)
 
-// BadText is the text of an instruction whose bytes do not decode: one
-// byte on x86, four bytes on AArch64 (fewer at the end of the code).
+// BadText is the text of an x86 byte that does not start an
+// instruction, and of an AArch64 tail shorter than an instruction.
 const BadText = "(bad)"
 
 // UnsupportedMachineError is returned by Decode for a machine it has no
@@ -53,9 +56,9 @@ func (e *UnsupportedMachineError) Error() string {
 // Decode decodes code, which is loaded at addr, for machine m
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64). Intel syntax applies to
 // x86 only; AArch64 is always in GNU syntax. Bytes that do not decode
-// become one BadText instruction each (x86: one byte, AArch64: four) and
-// decoding continues after them, so the result covers all of code, in
-// address order. Decoding is linear in len(code). The only error is
+// become one instruction each (x86: one byte, AArch64: four) and decoding
+// continues after them, so the result covers all of code, in address
+// order. Decoding is linear in len(code). The only error is
 // *UnsupportedMachineError.
 func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
 	switch m {
@@ -70,18 +73,21 @@ func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbo
 }
 
 // target formats a code address the way objdump does after a branch
-// mnemonic: bare hex without 0x, then "<sym>" or "<sym+0xoff>" when the
-// symbolizer knows the address.
+// mnemonic or in a "# address" comment: bare hex followed by "<sym>" or
+// "<sym+0xoff>" when the symbolizer names the address, "0x" and hex when
+// it does not.
 func target(b *strings.Builder, addr uint64, sym Symbolizer) {
 	var buf [16]byte
-	b.Write(strconv.AppendUint(buf[:0], addr, 16))
-	if sym == nil {
-		return
+	name, base, ok := "", uint64(0), false
+	if sym != nil {
+		name, base, ok = sym(addr)
 	}
-	name, base, ok := sym(addr)
 	if !ok || name == "" || base > addr {
+		b.WriteString("0x")
+		b.Write(strconv.AppendUint(buf[:0], addr, 16))
 		return
 	}
+	b.Write(strconv.AppendUint(buf[:0], addr, 16))
 	b.WriteString(" <")
 	b.WriteString(name)
 	if addr != base {

@@ -43,7 +43,13 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 		}
 		inst, ok := decodeOneX86(code[off:], mode)
 		if !ok {
-			insts = append(insts, Inst{Addr: pc, Len: 1, Text: BadText})
+			text := BadText
+			if truncatedX86(code[off:], mode) {
+				// objdump shows the bytes of an instruction cut off by
+				// the end of the code one by one.
+				text = ".byte  0x" + strconv.FormatUint(uint64(code[off]), 16)
+			}
+			insts = append(insts, Inst{Addr: pc, Len: 1, Text: text})
 			off++
 			continue
 		}
@@ -63,6 +69,19 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 		off += inst.Len
 	}
 	return insts
+}
+
+// truncatedX86 reports whether src, shorter than the longest
+// instruction, is the start of an instruction that does not end in src.
+func truncatedX86(src []byte, mode int) bool {
+	const maxLen = 15
+	if len(src) >= maxLen {
+		return false
+	}
+	var buf [maxLen]byte
+	copy(buf[:], src)
+	inst, ok := decodeOneX86(buf[:], mode)
+	return ok && inst.Len > len(src)
 }
 
 // decodeOneX86 decodes one instruction; ok is false for bytes that do
