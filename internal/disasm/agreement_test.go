@@ -36,6 +36,11 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "clang-O2-cxx/intel", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
 		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.99, minNoSym: 0.9999},
 		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.99, minNoSym: 0.9999},
+		{name: "gcc-O2-cxx/att", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
+		{name: "gcc-O2-cxx/intel", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
+		{name: "go-arm64", file: func(t *testing.T) string { return buildGoARM64(t, tmp) }, tool: func(t *testing.T) string {
+			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
+		}, min: 0.9995, minNoSym: 0.9995},
 		{name: "aarch64-obj", file: func(t *testing.T) string { return buildA64(t, tmp) }, tool: func(t *testing.T) string {
 			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 		}, min: 0.99, minNoSym: 0.99},
@@ -105,6 +110,30 @@ func buildA64(t *testing.T, dir string) string {
 	cc := testenv.Tool(t, "clang-19", "clang-19")
 	if b, err := exec.Command(cc, "--target=aarch64-linux-gnu", "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, b)
+	}
+	return out
+}
+
+// buildGXX compiles testdata/inline.cc with g++ -O2.
+func buildGXX(t *testing.T, dir string) string {
+	out := filepath.Join(dir, "inline-gcc")
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	cc := testenv.Tool(t, "g++", "build-essential")
+	if b, err := exec.Command(cc, "-O2", "-o", out, "testdata/inline.cc").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, b)
+	}
+	return out
+}
+
+// buildGoARM64 cross-compiles testdata/goarm for linux/arm64.
+func buildGoARM64(t *testing.T, dir string) string {
+	out := filepath.Join(dir, "goarm")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/goarm")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
 	}
 	return out
 }

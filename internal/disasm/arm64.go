@@ -22,7 +22,7 @@ func decodeARM64(code []byte, addr uint64, sym Symbolizer) []Inst {
 		}
 		word := binary.LittleEndian.Uint32(code[off:])
 		b.Reset()
-		if lseARM64(&b, word) {
+		if extARM64(&b, word) {
 			insts = append(insts, Inst{Addr: pc, Len: 4, Text: b.String()})
 			continue
 		}
