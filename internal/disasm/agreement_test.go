@@ -15,10 +15,12 @@ import (
 // (`objdump -d --no-show-raw-insn`, `-M intel`) after collapsing white
 // space. doc/disasm.md lists the measured rates and the classes of
 // remaining differences; the thresholds sit just under the measured
-// rates so that a formatting regression fails. "identical" compares the
-// whole text; "ignoring symbols" leaves out the <symbol+off> annotations,
-// whose names come from the Symbolizer (here a plain symbol-table one,
-// while objdump also names PLT entries and prefers other aliases).
+// rates so that a formatting regression fails (libc and node keep a few
+// instructions of slack for other builds). "identical" compares the whole
+// text; "ignoring symbols" leaves out the <symbol+off> annotations, whose
+// names come from the Symbolizer (here the symbol tables plus objdump's
+// name@plt entries; objdump prefers other aliases and names GOT slots by
+// its own rules).
 func TestObjdumpAgreement(t *testing.T) {
 	objdump := testenv.Tool(t, "objdump", "binutils")
 	tmp := t.TempDir()
@@ -30,12 +32,12 @@ func TestObjdumpAgreement(t *testing.T) {
 		intel         bool
 		min, minNoSym float64
 	}{
-		{name: "libc/att", file: libc, tool: func(*testing.T) string { return objdump }, min: 0.965, minNoSym: 1},
-		{name: "libc/intel", file: libc, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.965, minNoSym: 1},
+		{name: "libc/att", file: libc, tool: func(*testing.T) string { return objdump }, min: 0.965, minNoSym: 0.9999},
+		{name: "libc/intel", file: libc, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.965, minNoSym: 0.9999},
 		{name: "clang-O2-cxx/att", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
 		{name: "clang-O2-cxx/intel", file: func(t *testing.T) string { return buildCXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
-		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.99, minNoSym: 1},
-		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.99, minNoSym: 1},
+		{name: "node/att", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, min: 0.99, minNoSym: 0.99999},
+		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, start: nodeStart, stop: nodeStart + 4<<20, intel: true, min: 0.99, minNoSym: 0.99999},
 		{name: "gcc-O2-cxx/att", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
 		{name: "gcc-O2-cxx/intel", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
 		{name: "go-arm64", file: func(t *testing.T) string { return buildGoARM64(t, tmp) }, tool: func(t *testing.T) string {
