@@ -13,7 +13,7 @@ import (
 // a tail shorter than that is one BadText instruction.
 func decodeARM64(code []byte, addr uint64, sym Symbolizer) []Inst {
 	insts := make([]Inst, 0, len(code)/4+1)
-	var b strings.Builder
+	var b textBuf
 	for off := 0; off < len(code); off += 4 {
 		pc := addr + uint64(off)
 		if len(code)-off < 4 {
@@ -64,7 +64,7 @@ func decodeOneARM64(src []byte) (inst arm64asm.Inst, ok bool) {
 
 // formatARM64 writes the objdump text of inst at pc to b: GNU syntax,
 // with PC-relative operands as absolute targets ("bl 4005c0 <foo+0x10>").
-func formatARM64(b *strings.Builder, inst arm64asm.Inst, pc uint64, sym Symbolizer) {
+func formatARM64(b *textBuf, inst arm64asm.Inst, pc uint64, sym Symbolizer) {
 	text := arm64asm.GNUSyntax(inst)
 	mnem, ops, _ := strings.Cut(text, " ")
 	ops = strings.TrimSpace(ops)

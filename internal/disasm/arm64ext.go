@@ -16,7 +16,7 @@ var lseOps = [8]string{"add", "clr", "eor", "set", "smax", "smin", "umax", "umin
 
 // extARM64 writes objdump's text for an LSE atomic or a SHA-512/SHA-3
 // instruction and reports whether word is one.
-func extARM64(b *strings.Builder, word uint32) bool {
+func extARM64(b *textBuf, word uint32) bool {
 	size := word >> 30
 	rs, rn, rt := word>>16&31, word>>5&31, word&31
 	reg := func(r uint32) string {
@@ -103,7 +103,7 @@ func spreg(r uint32) string {
 
 // cryptoARM64 writes objdump's text for a SHA-512 or SHA-3 instruction
 // and reports whether word is one.
-func cryptoARM64(b *strings.Builder, word uint32) bool {
+func cryptoARM64(b *textBuf, word uint32) bool {
 	rd, rn, rm, ra := word&31, word>>5&31, word>>16&31, word>>10&31
 	v := func(r uint32, arr string) string { return "v" + strconv.Itoa(int(r)) + "." + arr }
 	q := func(r uint32) string { return "q" + strconv.Itoa(int(r)) }

@@ -16,7 +16,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Inst is one decoded machine instruction.
@@ -76,7 +75,7 @@ func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbo
 // mnemonic or in a "# address" comment: bare hex followed by "<sym>" or
 // "<sym+0xoff>" when the symbolizer names the address, "0x" and hex when
 // it does not.
-func target(b *strings.Builder, addr uint64, sym Symbolizer) {
+func target(b *textBuf, addr uint64, sym Symbolizer) {
 	var buf [16]byte
 	name, base, ok := "", uint64(0), false
 	if sym != nil {
@@ -100,10 +99,26 @@ func target(b *strings.Builder, addr uint64, sym Symbolizer) {
 // padMnemonic writes the mnemonic (with its prefixes) followed by the
 // spaces objdump puts before the operands: objdump pads the mnemonic to
 // six columns and adds one space.
-func padMnemonic(b *strings.Builder, mnemonic string) {
+func padMnemonic(b *textBuf, mnemonic string) {
 	b.WriteString(mnemonic)
 	for n := len(mnemonic); n < 6; n++ {
 		b.WriteByte(' ')
 	}
 	b.WriteByte(' ')
+}
+
+// textBuf collects the text of one instruction at a time; unlike a
+// strings.Builder it keeps its memory across instructions, so that each
+// text costs one allocation.
+type textBuf struct{ buf []byte }
+
+func (t *textBuf) Reset()               { t.buf = t.buf[:0] }
+func (t *textBuf) String() string       { return string(t.buf) }
+func (t *textBuf) Write(p []byte)       { t.buf = append(t.buf, p...) }
+func (t *textBuf) WriteString(s string) { t.buf = append(t.buf, s...) }
+
+// WriteByte appends c; it never fails (the error is io.ByteWriter's).
+func (t *textBuf) WriteByte(c byte) error {
+	t.buf = append(t.buf, c)
+	return nil
 }

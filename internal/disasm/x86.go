@@ -33,7 +33,7 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 	insts := make([]Inst, 0, len(code)/4+1)
 	var rl relLookup
 	lookup := rl.lookup
-	var b strings.Builder
+	var b textBuf
 	for off := 0; off < len(code); {
 		pc := addr + uint64(off)
 		if text, n := fixedX86(code[off:], intel); n > 0 {
@@ -121,7 +121,7 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 }
 
 // formatX86 writes the objdump text of inst, decoded from src at pc, to b.
-func formatX86(b *strings.Builder, inst x86asm.Inst, src []byte, pc uint64, intel bool, lookup x86asm.SymLookup, rl *relLookup, sym Symbolizer) {
+func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, lookup x86asm.SymLookup, rl *relLookup, sym Symbolizer) {
 	// x86asm prints a branch at pc 0 relative (".+0x10"); pc 1 has the same
 	// text otherwise and its target address is what we print anyway.
 	fpc := pc
@@ -216,8 +216,10 @@ func ripComment(inst x86asm.Inst, pc uint64) (uint64, bool) {
 // objdump's forms when x86asm printed one operand per argument.
 func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel bool) string {
 	ops = strings.ReplaceAll(ops, " {", "{")
-	pieces := splitArgs(ops)
-	var args []x86asm.Arg
+	var pbuf [len(inst.Args)]string
+	pieces := appendArgs(pbuf[:0], ops)
+	var abuf [len(inst.Args)]x86asm.Arg
+	args := abuf[:0]
 	for _, a := range inst.Args {
 		if a == nil {
 			break

@@ -17,7 +17,11 @@ import (
 
 // splitArgs splits an operand list at the commas outside (), [] and {}.
 func splitArgs(ops string) []string {
-	var out []string
+	return appendArgs(make([]string, 0, 4), ops)
+}
+
+// appendArgs appends the operands of ops to out, as splitArgs splits them.
+func appendArgs(out []string, ops string) []string {
 	depth, start := 0, 0
 	for i := 0; i < len(ops); i++ {
 		switch ops[i] {
