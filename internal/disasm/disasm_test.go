@@ -159,6 +159,9 @@ func TestDecodeUnsupportedMachine(t *testing.T) {
 	}
 }
 
+// FuzzDecode decodes any bytes at any address. mode selects the machine
+// (mode%4: 0 and 1 x86-64, 2 AArch64, 3 386) and the syntax (bit 2: Intel).
+// Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
 	f.Add([]byte{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}, uint64(0), uint8(1))
