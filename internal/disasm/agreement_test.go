@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -43,7 +44,9 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "go-arm64", file: func(t *testing.T) string { return buildGoARM64(t, tmp) }, tool: func(t *testing.T) string {
 			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 		}, min: 0.9995, minNoSym: 0.9995},
-		{name: "aarch64-obj", file: func(t *testing.T) string { return buildA64(t, tmp) }, tool: func(t *testing.T) string {
+		{name: "i386-obj/att", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
+		{name: "i386-obj/intel", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
+		{name: "aarch64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=aarch64-linux-gnu") }, tool: func(t *testing.T) string {
 			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 		}, min: 0.99, minNoSym: 0.99},
 	}
@@ -103,14 +106,15 @@ func buildCXX(t *testing.T, dir string) string {
 	return out
 }
 
-// buildA64 compiles testdata/kernels.c into an AArch64 object.
-func buildA64(t *testing.T, dir string) string {
-	out := filepath.Join(dir, "kernels.o")
+// buildKernels compiles testdata/kernels.c into an object for the
+// given clang flags ("--target=aarch64-linux-gnu", "-m32").
+func buildKernels(t *testing.T, dir, flag string) string {
+	out := filepath.Join(dir, "kernels"+strings.TrimLeft(flag, "-=")+".o")
 	if _, err := os.Stat(out); err == nil {
 		return out
 	}
 	cc := testenv.Tool(t, "clang-19", "clang-19")
-	if b, err := exec.Command(cc, "--target=aarch64-linux-gnu", "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
+	if b, err := exec.Command(cc, flag, "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, b)
 	}
 	return out

@@ -143,7 +143,7 @@ func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, 
 	mnem, ops := splitOperands(text)
 	mnem = fixMnemonic(mnem, &inst, intel)
 	if ops != "" {
-		ops = fixOperands(ops, &inst, src, pc, intel)
+		ops = fixOperands(ops, &inst, src, intel)
 	}
 	if intel {
 		mnem, ops = fixIntelX87(mnem, ops, &inst, src)
@@ -214,7 +214,7 @@ func ripComment(inst x86asm.Inst, pc uint64) (uint64, bool) {
 
 // fixOperands replaces x86asm's memory and immediate operands by
 // objdump's forms when x86asm printed one operand per argument.
-func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel bool) string {
+func fixOperands(ops string, inst *x86asm.Inst, src []byte, intel bool) string {
 	ops = strings.ReplaceAll(ops, " {", "{")
 	var pbuf [len(inst.Args)]string
 	pieces := appendArgs(pbuf[:0], ops)
@@ -268,32 +268,7 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 			if strings.Contains(p, relMark) {
 				continue
 			}
-			explicit := a.Base == x86asm.RIP || a.Base == x86asm.EIP
-			if mrm, ok := modrm(src[:inst.Len], inst.Mode); ok {
-				if mod := mrm >> 6; mod == 1 || mod == 2 {
-					explicit = true
-				}
-			}
-			if seg := stringSegment(inst.Op, a.Base); seg != 0 && a.Segment == 0 {
-				a.Segment = seg
-			}
-			m := memOperand(inst, a, explicit, intel, pc)
-			if intel {
-				kw := ""
-				if j := strings.Index(p, " ptr"); j > 0 {
-					kw = strings.ToUpper(p[:j+4])
-				}
-				if isPrefetch(inst.Op) {
-					kw = "BYTE PTR"
-				}
-				if kw != "" {
-					m = kw + " " + m
-				}
-			}
-			if strings.HasPrefix(p, "*") {
-				m = "*" + m
-			}
-			pieces[i] = m
+			pieces[i] = memPiece(inst, a, src, p, intel)
 		case x86asm.Reg:
 			// objdump names a source st(0) in full: "fadd %st(0),%st".
 			if a == x86asm.F0 && (len(args) == 1 || k > 0 && args[0] == x86asm.F0) && (p == "%st" || p == "st") {
@@ -312,6 +287,37 @@ func fixOperands(ops string, inst *x86asm.Inst, src []byte, pc uint64, intel boo
 	return strings.Join(pieces, ",")
 }
 
+// memPiece formats the memory operand a of inst, decoded from src, which
+// x86asm printed as p (whose Intel size keyword and AT&T "*" it keeps).
+func memPiece(inst *x86asm.Inst, a x86asm.Mem, src []byte, p string, intel bool) string {
+	explicit := a.Base == x86asm.RIP || a.Base == x86asm.EIP
+	if mrm, ok := modrm(src[:inst.Len], inst.Mode); ok {
+		if mod := mrm >> 6; mod == 1 || mod == 2 {
+			explicit = true
+		}
+	}
+	if seg := stringSegment(inst.Op, a.Base); seg != 0 && a.Segment == 0 {
+		a.Segment = seg
+	}
+	m := memOperand(inst, a, explicit, intel)
+	if intel {
+		kw := ""
+		if j := strings.Index(strings.ToLower(p), " ptr"); j > 0 {
+			kw = strings.ToUpper(p[:j+4])
+		}
+		if isPrefetch(inst.Op) {
+			kw = "BYTE PTR"
+		}
+		if kw != "" {
+			m = kw + " " + m
+		}
+	}
+	if strings.HasPrefix(p, "*") {
+		m = "*" + m
+	}
+	return m
+}
+
 // condFix maps x86asm's Intel condition-code spellings to objdump's.
 var condFix = map[string]string{
 	"z": "e", "nz": "ne", "nb": "ae", "nbe": "a", "nl": "ge", "nle": "g", "nae": "b", "na": "be", "nge": "l", "ng": "le",
@@ -328,6 +334,10 @@ func fixMnemonic(mnem string, inst *x86asm.Inst, intel bool) string {
 		switch op {
 		case "callq", "jmpq", "retq", "pushq", "popq", "leaveq", "xbeginq":
 			if inst.Mode == 64 {
+				op = op[:len(op)-1]
+			}
+		case "calll", "jmpl", "retl", "pushl", "popl", "leavel":
+			if inst.Mode == 32 {
 				op = op[:len(op)-1]
 			}
 		case "movsxd":

@@ -35,7 +35,7 @@ func fixIntelX87(mnem, ops string, inst *x86asm.Inst, src []byte) (string, strin
 		if p == "st0" {
 			p = pieces[0]
 		}
-		if _, ok := args[0].(x86asm.Mem); ok {
+		if m, ok := args[0].(x86asm.Mem); ok {
 			if strings.HasPrefix(p, "PTR ") || strings.HasPrefix(p, "ptr ") {
 				kw := memSizeKeyword(inst.MemBytes)
 				if kw == "PTR" {
@@ -43,7 +43,7 @@ func fixIntelX87(mnem, ops string, inst *x86asm.Inst, src []byte) (string, strin
 				}
 				p = kw + p[3:]
 			}
-			return mnem, p
+			return mnem, memPiece(inst, m, src, p, true)
 		}
 		return mnem, x87Reg(p, false)
 	case len(pieces) == 1 && len(args) == 1:

@@ -112,7 +112,7 @@ func modrm(src []byte, mode int) (byte, bool) {
 
 // memOperand formats a memory operand. explicitDisp says the encoding
 // carries a displacement even when it is zero (objdump prints "0x0").
-func memOperand(inst *x86asm.Inst, m x86asm.Mem, explicitDisp, intel bool, pc uint64) string {
+func memOperand(inst *x86asm.Inst, m x86asm.Mem, explicitDisp, intel bool) string {
 	disp := m.Disp
 	if inst.AddrSize != 16 && (m.Base != 0 || m.Index != 0) {
 		// x86asm keeps some 32-bit displacements zero-extended.

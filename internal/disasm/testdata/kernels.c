@@ -1,8 +1,8 @@
 // Freestanding C (no headers, so it cross-compiles without a sysroot)
-// that the agreement test compiles with clang -O2 for AArch64 and x86-64:
+// that the agreement test compiles with clang -O2 for AArch64 and i386:
 // loops, a switch, calls through pointers, floating point, 64-bit
 // constants, atomics.
-typedef unsigned long u64;
+typedef unsigned long long u64;
 typedef unsigned int u32;
 
 extern void sink(u64);
