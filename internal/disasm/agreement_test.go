@@ -44,6 +44,10 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "go-arm64", file: func(t *testing.T) string { return buildGoARM64(t, tmp) }, tool: func(t *testing.T) string {
 			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 		}, min: 0.9995, minNoSym: 0.9995},
+		{name: "jit-object-0/att", file: jitObject(0), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
+		{name: "jit-object-0/intel", file: jitObject(0), tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
+		{name: "jit-object-1/att", file: jitObject(1), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
+		{name: "jit-object-1/intel", file: jitObject(1), tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "i386-obj/att", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
 		{name: "i386-obj/intel", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "aarch64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=aarch64-linux-gnu") }, tool: func(t *testing.T) string {
@@ -80,6 +84,18 @@ func libc(t *testing.T) string {
 		testenv.Missing(t, p, "apt-get install libc6")
 	}
 	return p
+}
+
+// jitObject returns the i'th of the checked-in MCJIT objects (ET_REL,
+// .text at its load address), the code jitpprof's views disassemble.
+func jitObject(i int) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		objs, err := filepath.Glob("../../testdata/mcjit/golden/jit/*.elf")
+		if err != nil || len(objs) <= i {
+			t.Fatalf("want at least %d JIT objects in testdata/mcjit/golden/jit, have %d (%v)", i+1, len(objs), err)
+		}
+		return objs[i]
+	}
 }
 
 // node returns the Node.js executable; the test reads 4 MiB of its .text

@@ -103,7 +103,13 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 			}
 			name += sep + s.Version
 		}
-		es.syms = append(es.syms, elfSym{addr: s.Value, sect: s.Section, name: name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
+		addr := s.Value
+		if f.Type == elf.ET_REL && int(s.Section) < len(f.Sections) {
+			// In a relocatable object (a JIT object) symbol values are
+			// offsets in their section, which has its load address.
+			addr += f.Sections[s.Section].Addr
+		}
+		es.syms = append(es.syms, elfSym{addr: addr, sect: s.Section, name: name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
 	}
 	es.syms = append(es.syms, pltSymbols(f)...)
 	sort.SliceStable(es.syms, func(i, j int) bool {
