@@ -31,8 +31,7 @@ func decodeARM64(code []byte, addr uint64, sym Symbolizer) []Inst {
 			insts = append(insts, Inst{Addr: pc, Len: 4, Text: badARM64(word)})
 			continue
 		}
-		formatARM64(&b, inst, pc, sym)
-		insts = append(insts, Inst{Addr: pc, Len: 4, Text: b.String()})
+		insts = append(insts, Inst{Addr: pc, Len: 4, Text: safeFormatARM64(&b, inst, pc, sym)})
 	}
 	return insts
 }
@@ -60,6 +59,18 @@ func decodeOneARM64(src []byte) (inst arm64asm.Inst, ok bool) {
 		return arm64asm.Inst{}, false
 	}
 	return inst, true
+}
+
+// safeFormatARM64 returns the text formatARM64 writes, or BadText if
+// formatting panics: no input may take the process down.
+func safeFormatARM64(b *textBuf, inst arm64asm.Inst, pc uint64, sym Symbolizer) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = BadText
+		}
+	}()
+	formatARM64(b, inst, pc, sym)
+	return b.String()
 }
 
 // formatARM64 writes the objdump text of inst at pc to b: GNU syntax,

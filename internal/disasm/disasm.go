@@ -57,7 +57,9 @@ func (e *UnsupportedMachineError) Error() string {
 // x86 only; AArch64 is always in GNU syntax. Bytes that do not decode
 // become one instruction each (x86: one byte, AArch64: four) and decoding
 // continues after them, so the result covers all of code, in address
-// order. Decoding is linear in len(code). The only error is
+// order. Decoding is linear in len(code). A panic while decoding or
+// formatting one instruction, one in sym included, makes that instruction
+// BadText rather than ending the process. The only error is
 // *UnsupportedMachineError.
 func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
 	switch m {

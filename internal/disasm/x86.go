@@ -64,8 +64,7 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 			}
 		}
 		b.Reset()
-		formatX86(&b, inst, code[off:], pc, intel, lookup, &rl, sym)
-		insts = append(insts, Inst{Addr: pc, Len: inst.Len, Text: b.String()})
+		insts = append(insts, Inst{Addr: pc, Len: inst.Len, Text: safeFormatX86(&b, inst, code[off:], pc, intel, lookup, &rl, sym)})
 		off += inst.Len
 	}
 	return insts
@@ -118,6 +117,18 @@ func decodeOneX86(src []byte, mode int) (inst x86asm.Inst, ok bool) {
 		}
 	}
 	return inst, true
+}
+
+// safeFormatX86 returns the text formatX86 writes, or BadText if
+// formatting panics: no input may take the process down.
+func safeFormatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, lookup x86asm.SymLookup, rl *relLookup, sym Symbolizer) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = BadText
+		}
+	}()
+	formatX86(b, inst, src, pc, intel, lookup, rl, sym)
+	return b.String()
 }
 
 // formatX86 writes the objdump text of inst, decoded from src at pc, to b.

@@ -114,7 +114,10 @@ func fixIntelString(mnem, ops string, inst *x86asm.Inst) (string, string) {
 	if i := strings.LastIndexByte(mnem, ' '); i >= 0 {
 		base = mnem[i+1:]
 	}
-	short := mnem[:len(mnem)-len(base)] + base[:len(base)-1]
+	if base == "" {
+		return mnem, ops
+	}
+	short := mnem[:len(mnem)-len(base)] + base[:len(base)-1] // "stosd" is "stos"
 	switch inst.Op {
 	case x86asm.STOSB, x86asm.STOSW, x86asm.STOSD, x86asm.STOSQ:
 		if !strings.Contains(ops, "es:") {
