@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,4 +267,44 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecodeRandomBytes decodes 256 KiB of random bytes for every machine
+// and syntax: hostile code decodes completely, in one pass.
+func TestDecodeRandomBytes(t *testing.T) {
+	code := make([]byte, 256<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range code {
+		code[i] = byte(r.Uint32())
+	}
+	for _, tt := range []struct {
+		m     elf.Machine
+		intel bool
+	}{
+		{m: elf.EM_X86_64}, {m: elf.EM_X86_64, intel: true}, {m: elf.EM_386}, {m: elf.EM_AARCH64},
+	} {
+		insts, err := Decode(tt.m, code, 0xffffffffff000000, tt.intel, syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCover(t, insts, code, 0xffffffffff000000)
+	}
+}
+
+// TestDecodeSymbolizerPanics checks that a panicking Symbolizer costs only
+// the instructions that asked it.
+func TestDecodeSymbolizerPanics(t *testing.T) {
+	code := []byte{0x90, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3} // nop; call; ret
+	insts, err := Decode(elf.EM_X86_64, code, 0x1000, false, func(uint64) (string, uint64, bool) { panic("bad symbolizer") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range insts {
+		got = append(got, in.Text)
+	}
+	if want := []string{"nop", BadText, "ret"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	checkCover(t, insts, code, 0x1000)
 }
