@@ -120,13 +120,13 @@ func textStart(t *testing.T, file string) uint64 {
 	return s.Addr
 }
 
-// buildCXX compiles testdata/inline.cc with clang++ -O2.
+// buildCXX compiles testdata/inline.cc with clang++-14 -O2.
 func buildCXX(t *testing.T, dir string) string {
 	out := filepath.Join(dir, "inline")
 	if _, err := os.Stat(out); err == nil {
 		return out
 	}
-	cc := testenv.Tool(t, "clang++-19", "clang-19")
+	cc := testenv.Tool(t, "clang++-14", "clang-14")
 	if b, err := exec.Command(cc, "-O2", "-o", out, "testdata/inline.cc").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, b)
 	}
@@ -140,7 +140,7 @@ func buildKernels(t *testing.T, dir, flag string) string {
 	if _, err := os.Stat(out); err == nil {
 		return out
 	}
-	cc := testenv.Tool(t, "clang-19", "clang-19")
+	cc := testenv.Tool(t, "clang-14", "clang-14")
 	if b, err := exec.Command(cc, flag, "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, b)
 	}
