@@ -79,6 +79,7 @@ func ordering(acq, rel bool) string {
 	return s
 }
 
+// xreg names a 64-bit register, where 31 is xzr.
 func xreg(r uint32) string {
 	if r == 31 {
 		return "xzr"
@@ -86,6 +87,7 @@ func xreg(r uint32) string {
 	return "x" + strconv.Itoa(int(r))
 }
 
+// wreg names a 32-bit register, where 31 is wzr.
 func wreg(r uint32) string {
 	if r == 31 {
 		return "wzr"

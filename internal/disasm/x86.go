@@ -21,6 +21,8 @@ type relLookup struct {
 	active bool
 }
 
+// lookup is the x86asm.SymLookup: relMark for the branch target, nothing
+// for any other address.
 func (r *relLookup) lookup(addr uint64) (string, uint64) {
 	if r.active && addr == r.target {
 		return relMark, addr
