@@ -28,9 +28,10 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # binutils for synthetic objects and pprof's binutils symbolizer, GNU time
 # for the benchmark script,
 # Graphviz and poppler for -pdf, Chromium for the web UI and the flame
-# graph, Node.js and npm for the speedscope viewer.
+# graph, Node.js and npm for the speedscope viewer, AArch64 binutils for
+# the disassembler's agreement test (internal/disasm).
 packages=(
-  build-essential binutils time
+  build-essential binutils binutils-aarch64-linux-gnu time
   clang-14 llvm-14 llvm-14-dev
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils

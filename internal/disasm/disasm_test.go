@@ -1,0 +1,310 @@
+package disasm
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// syms is a fixed Symbolizer: foo at 0x401000, bar at 0x402000.
+func syms(addr uint64) (string, uint64, bool) {
+	switch {
+	case addr >= 0x402000:
+		return "bar", 0x402000, true
+	case addr >= 0x401000:
+		return "foo", 0x401000, true
+	}
+	return "", 0, false
+}
+
+// decodeTest is one case of TestDecode; cases without a Symbolizer are
+// also checked against objdump by TestDecodeTableIsObjdumps.
+type decodeTest struct {
+	name  string
+	m     elf.Machine
+	code  []byte
+	addr  uint64
+	intel bool
+	sym   Symbolizer
+	want  []string
+	// notObjdump says why objdump prints something else, if it does.
+	notObjdump string
+}
+
+var decodeTests = []decodeTest{
+	{name: "call with symbol", m: elf.EM_X86_64, addr: 0x401010, sym: syms,
+		code: []byte{0xe8, 0x01, 0x00, 0x00, 0x00}, want: []string{"call   401016 <foo+0x16>"}},
+	{name: "call at symbol start", m: elf.EM_X86_64, addr: 0x401ffb, sym: syms,
+		code: []byte{0xe8, 0x00, 0x00, 0x00, 0x00}, want: []string{"call   402000 <bar>"}},
+	{name: "call without symbolizer", m: elf.EM_X86_64, addr: 0x401010,
+		code: []byte{0xe8, 0x01, 0x00, 0x00, 0x00}, want: []string{"call   0x401016"}},
+	{name: "branch at address 0", m: elf.EM_X86_64, addr: 0,
+		code: []byte{0xeb, 0x02}, want: []string{"jmp    0x4"}},
+	{name: "intel jne", m: elf.EM_X86_64, addr: 0x401000, intel: true, sym: syms,
+		code: []byte{0x75, 0x10}, want: []string{"jne    401012 <foo+0x12>"}},
+	{name: "rip-relative comment", m: elf.EM_X86_64, addr: 0x401000, sym: syms,
+		code: []byte{0x48, 0x8d, 0x3d, 0xf9, 0x0f, 0x00, 0x00}, want: []string{"lea    0xff9(%rip),%rdi        # 402000 <bar>"}},
+	{name: "intel rip-relative", m: elf.EM_X86_64, addr: 0x401000, intel: true,
+		code: []byte{0x48, 0x8b, 0x05, 0xf9, 0x0f, 0x00, 0x00}, want: []string{"mov    rax,QWORD PTR [rip+0xff9]        # 0x402000"}},
+	{name: "negative displacement", m: elf.EM_X86_64,
+		code: []byte{0xc7, 0x85, 0x78, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, want: []string{"movl   $0x7fffffff,-0x88(%rbp)"}},
+	{name: "unsigned immediate", m: elf.EM_X86_64,
+		code: []byte{0x83, 0xf8, 0xff}, want: []string{"cmp    $0xffffffff,%eax"}},
+	{name: "explicit zero displacement and scale", m: elf.EM_X86_64,
+		code: []byte{0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, want: []string{"nopw   0x0(%rax,%rax,1)"}},
+	{name: "padding prefixes", m: elf.EM_X86_64,
+		code: []byte{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}, want: []string{"cs nopw 0x0(%rax,%rax,1)"}},
+	{name: "endbr64 ret", m: elf.EM_X86_64,
+		code: []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3}, want: []string{"endbr64", "ret"}},
+	{name: "movabs", m: elf.EM_X86_64,
+		code: []byte{0x48, 0xb8, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, want: []string{"movabs $0xfffffffffffffff0,%rax"}},
+	{name: "vzeroupper length", m: elf.EM_X86_64,
+		code: []byte{0xc5, 0xf8, 0x77, 0x5b, 0x41, 0x5c}, want: []string{"vzeroupper", "pop    %rbx", "pop    %r12"}},
+	{name: "intel sse compare predicate", m: elf.EM_X86_64, intel: true,
+		code: []byte{0xf2, 0x44, 0x0f, 0xc2, 0xd8, 0x06}, want: []string{"cmpnlesd xmm11,xmm0"}},
+	{name: "att sse compare predicate", m: elf.EM_X86_64,
+		code: []byte{0xf2, 0x44, 0x0f, 0xc2, 0xd8, 0x06}, want: []string{"cmpnlesd %xmm0,%xmm11"}},
+	{name: "avx-512 masked operand", m: elf.EM_X86_64,
+		code: []byte{0x62, 0xb1, 0x45, 0x22, 0x76, 0x4c, 0x06, 0xff}, want: []string{"vpcmpeqd -0x20(%rsi,%r8,1),%ymm23,%k1{%k2}"}},
+	{name: "bad byte then valid", m: elf.EM_X86_64,
+		code: []byte{0x06, 0x90}, want: []string{"(bad)", "nop"}},
+	{name: "truncated instruction", m: elf.EM_X86_64,
+		code: []byte{0x90, 0xe8, 0x01}, want: []string{"nop", ".byte  0xe8", ".byte  0x1"}},
+	{name: "386", m: elf.EM_386, addr: 0x401000, sym: syms,
+		code: []byte{0x55, 0x89, 0xe5}, want: []string{"push   %ebp", "mov    %esp,%ebp"}},
+	{name: "arm64 bl", m: elf.EM_AARCH64, addr: 0x401000, sym: syms,
+		code: []byte{0x04, 0x00, 0x00, 0x94}, want: []string{"bl\t401010 <foo+0x10>"}},
+	{name: "arm64 b.ne", m: elf.EM_AARCH64, addr: 0x401008, sym: syms,
+		code: []byte{0xc1, 0xff, 0xff, 0x54}, want: []string{"b.ne\t401000 <foo>  // b.any"}},
+	{name: "arm64 adrp", m: elf.EM_AARCH64, addr: 0x401234,
+		code: []byte{0x00, 0x00, 0x00, 0x90}, want: []string{"adrp\tx0, 0x401000"}},
+	{name: "arm64 ldp and mov", m: elf.EM_AARCH64,
+		code: []byte{0xfd, 0x7b, 0xc1, 0xa8, 0x08, 0x64, 0x90, 0x52, 0xc0, 0x03, 0x5f, 0xd6},
+		want: []string{"ldp\tx29, x30, [sp], #16", "mov\tw8, #0x8320\t// #33568", "ret"}},
+	{name: "arm64 undefined words", m: elf.EM_AARCH64,
+		code: []byte{0x00, 0x00, 0x00, 0x00, 0x28, 0x00, 0x00, 0x02, 0x1f, 0x20, 0x03, 0xd5},
+		want: []string{"udf\t#0", ".inst\t0x02000028 ; undefined", "nop"}},
+	{name: "arm64 short tail", m: elf.EM_AARCH64, addr: 8, code: []byte{0x1f, 0x20, 0x03, 0xd5, 0x01, 0x02},
+		want: []string{"nop", "(bad)"}, notObjdump: `objdump says "Address 0xc is out of bounds."`},
+	{name: "arm64 LSE atomics", m: elf.EM_AARCH64,
+		code: le32(0xf8e600a4, 0x88e17c5b, 0xb820003f, 0xb8a180a2),
+		want: []string{"ldaddal\tx6, x4, [x5]", "casa\tw1, w27, [x2]", "stadd\tw0, [x1]", "swpa\tw1, w2, [x5]"}},
+	{name: "arm64 SHA-512 and SHA-3", m: elf.EM_AARCH64,
+		code: le32(0xce6780c3, 0xce608423, 0xcec081ac, 0xce658a6c, 0xce362354, 0xce9efc39, 0xce0f5159, 0xce7b8f3e),
+		want: []string{"sha512h\tq3, q6, v7.2d", "sha512h2\tq3, q1, v0.2d", "sha512su0\tv12.2d, v13.2d", "sha512su1\tv12.2d, v19.2d, v5.2d",
+			"bcax\tv20.16b, v26.16b, v22.16b, v8.16b", "xar\tv25.2d, v1.2d, v30.2d, #63", "eor3\tv25.16b, v10.16b, v15.16b, v20.16b", "rax1\tv30.2d, v25.2d, v27.2d"}},
+	{name: "arm64 system registers and fcmp", m: elf.EM_AARCH64,
+		code: le32(0xd53b4200, 0xd53be040, 0x1e202008),
+		want: []string{"mrs\tx0, nzcv", "mrs\tx0, cntvct_el0", "fcmp\ts0, #0.0"}},
+	{name: "empty", m: elf.EM_X86_64, want: nil},
+}
+
+func TestDecode(t *testing.T) {
+	for _, tt := range decodeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			insts, err := Decode(tt.m, tt.code, tt.addr, tt.intel, tt.sym)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range insts {
+				got = append(got, in.Text)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			checkCover(t, insts, tt.code, tt.addr)
+		})
+	}
+}
+
+// le32 encodes AArch64 instruction words.
+func le32(words ...uint32) []byte {
+	var b []byte
+	for _, w := range words {
+		b = binary.LittleEndian.AppendUint32(b, w)
+	}
+	return b
+}
+
+// checkCover checks that insts cover code exactly, in address order.
+func checkCover(t testing.TB, insts []Inst, code []byte, addr uint64) {
+	t.Helper()
+	next := addr
+	for _, in := range insts {
+		if in.Addr != next || in.Len < 1 || in.Text == "" {
+			t.Fatalf("instruction %+v, want one at %#x with a length and a text", in, next)
+		}
+		next += uint64(in.Len)
+	}
+	if next != addr+uint64(len(code)) {
+		t.Fatalf("instructions end at %#x, want %#x", next, addr+uint64(len(code)))
+	}
+}
+
+func TestDecodeUnsupportedMachine(t *testing.T) {
+	_, err := Decode(elf.EM_RISCV, []byte{0x13, 0, 0, 0}, 0, false, nil)
+	var ue *UnsupportedMachineError
+	if !errors.As(err, &ue) || ue.Machine != elf.EM_RISCV {
+		t.Fatalf("got %v, want *UnsupportedMachineError for EM_RISCV", err)
+	}
+}
+
+// FuzzDecode decodes any bytes at any address. mode selects the machine
+// (mode%4: 0 and 1 x86-64, 2 AArch64, 3 386) and the syntax (bit 2: Intel).
+// Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
+	f.Add([]byte{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}, uint64(0), uint8(1))
+	f.Add([]byte{0x62, 0xf1, 0x7d, 0x48, 0x6f, 0x05, 0, 0, 0, 0}, uint64(0xfffffffffffffff0), uint8(0))
+	f.Add([]byte{0xc5, 0x7d, 0x6f, 0x15, 0x29, 0xd4, 0x04, 0x00}, uint64(0x15448f), uint8(1))
+	f.Add([]byte{0x04, 0x00, 0x00, 0x94, 0x00, 0x00, 0x00, 0x90, 0x01}, uint64(0x401000), uint8(2))
+	f.Add([]byte{0xf3, 0x0f, 0x1e}, uint64(7), uint8(3))
+	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
+		m := []elf.Machine{elf.EM_X86_64, elf.EM_X86_64, elf.EM_AARCH64, elf.EM_386}[mode%4]
+		insts, err := Decode(m, code, addr, mode&4 != 0, syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCover(t, insts, code, addr)
+	})
+}
+
+// BenchmarkDecode decodes libc's .text; it reports instructions per second.
+func BenchmarkDecode(b *testing.B) {
+	f, err := elf.Open("/lib/x86_64-linux-gnu/libc.so.6")
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	s := f.Section(".text")
+	code, err := s.Data()
+	if err != nil {
+		b.Fatal(err)
+	}
+	es := newELFSymbols(f)
+	for _, intel := range []bool{false, true} {
+		name := "att"
+		if intel {
+			name = "intel"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(code)))
+			n := 0
+			for b.Loop() {
+				insts, _ := Decode(f.Machine, code, s.Addr, intel, es.lookup)
+				n += len(insts)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
+		})
+	}
+	// The baseline: GNU objdump on the same section, as upstream pprof
+	// runs it (one process, its output parsed line by line).
+	b.Run("objdump", func(b *testing.B) {
+		tool, err := exec.LookPath("objdump")
+		if err != nil {
+			b.Skip(err)
+		}
+		b.SetBytes(int64(len(code)))
+		n := 0
+		for b.Loop() {
+			out, err := exec.Command(tool, "-d", "--no-show-raw-insn", "-j", ".text", "/lib/x86_64-linux-gnu/libc.so.6").Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += bytes.Count(out, []byte(":\t"))
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
+	})
+}
+
+// TestDecodeTableIsObjdumps checks that the texts TestDecode expects are
+// objdump's: each case without a Symbolizer is disassembled by objdump as
+// raw bytes at the same address.
+func TestDecodeTableIsObjdumps(t *testing.T) {
+	for _, tt := range decodeTests {
+		if tt.sym != nil || len(tt.code) == 0 || tt.notObjdump != "" {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			tool, arch := "objdump", "i386:x86-64"
+			switch tt.m {
+			case elf.EM_386:
+				arch = "i386"
+			case elf.EM_AARCH64:
+				tool, arch = testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu"), "aarch64"
+			}
+			tool = testenv.Tool(t, tool, "binutils")
+			bin := filepath.Join(t.TempDir(), "code.bin")
+			if err := os.WriteFile(bin, tt.code, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-D", "-b", "binary", "-m", arch, "--no-show-raw-insn", fmt.Sprintf("--adjust-vma=%#x", tt.addr)}
+			if tt.intel {
+				args = append(args, "-M", "intel")
+			}
+			want := runObjdump(t, tool, bin, 0, 0, append(args[1:], "-D")...)
+			var got []string
+			for _, w := range want {
+				got = append(got, normalize(w.text))
+			}
+			var ours []string
+			for _, w := range tt.want {
+				ours = append(ours, normalize(w))
+			}
+			if strings.Join(got, "\n") != strings.Join(ours, "\n") {
+				t.Errorf("objdump prints %q, the table wants %q", got, ours)
+			}
+		})
+	}
+}
+
+// TestDecodeRandomBytes decodes 256 KiB of random bytes for every machine
+// and syntax: hostile code decodes completely, in one pass.
+func TestDecodeRandomBytes(t *testing.T) {
+	code := make([]byte, 256<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range code {
+		code[i] = byte(r.Uint32())
+	}
+	for _, tt := range []struct {
+		m     elf.Machine
+		intel bool
+	}{
+		{m: elf.EM_X86_64}, {m: elf.EM_X86_64, intel: true}, {m: elf.EM_386}, {m: elf.EM_AARCH64},
+	} {
+		insts, err := Decode(tt.m, code, 0xffffffffff000000, tt.intel, syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCover(t, insts, code, 0xffffffffff000000)
+	}
+}
+
+// TestDecodeSymbolizerPanics checks that a panicking Symbolizer costs only
+// the instructions that asked it.
+func TestDecodeSymbolizerPanics(t *testing.T) {
+	code := []byte{0x90, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3} // nop; call; ret
+	insts, err := Decode(elf.EM_X86_64, code, 0x1000, false, func(uint64) (string, uint64, bool) { panic("bad symbolizer") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range insts {
+		got = append(got, in.Text)
+	}
+	if want := []string{"nop", BadText, "ret"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	checkCover(t, insts, code, 0x1000)
+}

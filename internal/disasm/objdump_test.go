@@ -1,0 +1,328 @@
+package disasm
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// objdumpInst is one instruction objdump printed.
+type objdumpInst struct {
+	addr uint64
+	text string
+}
+
+// runObjdump disassembles the executable sections of file with tool
+// (objdump's options as upstream pprof passes them, plus extra) between
+// start and stop (0 for all) and returns the instructions in output order.
+func runObjdump(t testing.TB, tool, file string, start, stop uint64, extra ...string) []objdumpInst {
+	t.Helper()
+	args := []string{"-d", "--no-show-raw-insn"}
+	if stop != 0 {
+		args = append(args, fmt.Sprintf("--start-address=%#x", start), fmt.Sprintf("--stop-address=%#x", stop))
+	}
+	args = append(args, extra...)
+	args = append(args, file)
+	cmd := exec.Command(tool, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	var insts []objdumpInst
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		// "  401126:\tcall   401000 <foo>", the form upstream's
+		// objdumpAsmOutputRE accepts.
+		colon := strings.Index(line, ":\t")
+		if colon < 0 || !strings.HasPrefix(line, " ") {
+			continue
+		}
+		a, err := strconv.ParseUint(strings.TrimSpace(line[:colon]), 16, 64)
+		if err != nil {
+			continue
+		}
+		insts = append(insts, objdumpInst{addr: a, text: line[colon+2:]})
+	}
+	return insts
+}
+
+// elfSymbols is a Symbolizer over an ELF file's symbol tables that picks
+// names as objdump does for branch targets: the closest symbol at or
+// below the address in the same section, preferring global to local
+// names and the first listed among equals.
+type elfSymbols struct {
+	syms []elfSym
+}
+
+type elfSym struct {
+	addr   uint64
+	sect   elf.SectionIndex
+	name   string
+	global bool
+}
+
+func newELFSymbols(f *elf.File) *elfSymbols {
+	var all []elf.Symbol
+	if s, err := f.Symbols(); err == nil {
+		all = append(all, s...)
+	}
+	if len(all) == 0 {
+		if s, err := f.DynamicSymbols(); err == nil {
+			all = append(all, s...)
+		}
+	}
+	es := &elfSymbols{}
+	for _, s := range all {
+		typ := elf.ST_TYPE(s.Info)
+		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || s.Name == "" {
+			continue
+		}
+		if typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_NOTYPE && typ != elf.STT_GNU_IFUNC && typ != elf.STT_TLS {
+			continue
+		}
+		if strings.HasPrefix(s.Name, "$") || strings.HasPrefix(s.Name, ".L") {
+			continue // AArch64 mapping symbols and local labels
+		}
+		name := s.Name
+		if s.HasVersion && s.Version != "" && s.Library == "" {
+			// objdump names defined versioned symbols "name@@VERSION"
+			// ("@" for a hidden, non-default version).
+			sep := "@@"
+			if s.VersionIndex.IsHidden() {
+				sep = "@"
+			}
+			name += sep + s.Version
+		}
+		addr := s.Value
+		if f.Type == elf.ET_REL && int(s.Section) < len(f.Sections) {
+			// In a relocatable object (a JIT object) symbol values are
+			// offsets in their section, which has its load address.
+			addr += f.Sections[s.Section].Addr
+		}
+		es.syms = append(es.syms, elfSym{addr: addr, sect: s.Section, name: name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
+	}
+	es.syms = append(es.syms, pltSymbols(f)...)
+	sort.SliceStable(es.syms, func(i, j int) bool {
+		a, b := es.syms[i], es.syms[j]
+		if a.addr != b.addr {
+			return a.addr < b.addr
+		}
+		return a.global && !b.global
+	})
+	return es
+}
+
+// pltSymbols returns the "name@plt" symbols objdump makes up for the
+// x86-64 PLT entries: entry i of .plt.sec (with IBT) or .plt (after the
+// 16-byte PLT0) jumps through the slot of .rela.plt's relocation i.
+func pltSymbols(f *elf.File) []elfSym {
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return nil
+	}
+	rela, dyn := f.Section(".rela.plt"), []elf.Symbol(nil)
+	if rela == nil {
+		return nil
+	}
+	dyn, _ = f.DynamicSymbols()
+	data, err := rela.Data()
+	if err != nil {
+		return nil
+	}
+	plt, first := f.Section(".plt.sec"), uint64(0)
+	if plt == nil {
+		plt, first = f.Section(".plt"), 16
+	}
+	if plt == nil {
+		return nil
+	}
+	var out []elfSym
+	for i := 0; i+24 <= len(data); i += 24 {
+		info := f.ByteOrder.Uint64(data[i+8:])
+		sym := int(info >> 32)
+		name := ""
+		if sym > 0 && sym <= len(dyn) {
+			name = dyn[sym-1].Name + "@plt"
+		} else {
+			name = fmt.Sprintf("*ABS*+%#x@plt", f.ByteOrder.Uint64(data[i+16:]))
+		}
+		out = append(out, elfSym{addr: plt.Addr + first + uint64(i/24)*16, sect: 0, name: name, global: true})
+	}
+	return out
+}
+
+// lookup implements Symbolizer.
+func (es *elfSymbols) lookup(addr uint64) (string, uint64, bool) {
+	i := sort.Search(len(es.syms), func(i int) bool { return es.syms[i].addr > addr }) - 1
+	if i < 0 {
+		return "", 0, false
+	}
+	a := es.syms[i].addr
+	for i > 0 && es.syms[i-1].addr == a {
+		i--
+	}
+	return es.syms[i].name, a, true
+}
+
+// starts returns the symbol addresses in [lo, hi), sorted, deduplicated.
+func (es *elfSymbols) starts(lo, hi uint64) []uint64 {
+	var out []uint64
+	for _, s := range es.syms {
+		if s.addr >= lo && s.addr < hi && (len(out) == 0 || out[len(out)-1] != s.addr) {
+			out = append(out, s.addr)
+		}
+	}
+	return out
+}
+
+// agreement is the result of comparing our text with objdump's.
+type agreement struct {
+	total, same, sameNoSym, missing int
+	// diffs counts each difference class, with one example each.
+	diffs    map[string]int
+	examples map[string]string
+}
+
+func (a *agreement) rate() float64      { return float64(a.same) / float64(max(a.total, 1)) }
+func (a *agreement) rateNoSym() float64 { return float64(a.sameNoSym) / float64(max(a.total, 1)) }
+
+func (a *agreement) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d instructions, %.4f%% identical, %.4f%% identical ignoring <symbol> annotations, %d not decoded at objdump's address\n",
+		a.total, 100*a.rate(), 100*a.rateNoSym(), a.missing)
+	type kv struct {
+		k string
+		v int
+	}
+	var kvs []kv
+	for k, v := range a.diffs {
+		kvs = append(kvs, kv{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].v > kvs[j].v || kvs[i].v == kvs[j].v && kvs[i].k < kvs[j].k })
+	for i, e := range kvs {
+		if i == 40 {
+			break
+		}
+		fmt.Fprintf(&b, "  %7d  %-12s %s\n", e.v, e.k, a.examples[e.k])
+	}
+	return b.String()
+}
+
+// normalize collapses runs of white space and trims the ends.
+func normalize(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// stripSym removes "<...>" annotations and objdump's "# addr" comments.
+func stripSym(s string) string {
+	if i := strings.Index(s, " # "); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, " <"); i >= 0 && strings.HasSuffix(s, ">") {
+		s = s[:i]
+	}
+	return s
+}
+
+// compare decodes the executable sections of the ELF file path between
+// start and stop (0: everything) symbol by symbol, as objdump does, and
+// compares each instruction with objdump's text at the same address.
+func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *agreement {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var extra []string
+	if intel {
+		extra = append(extra, "-M", "intel")
+	}
+	want := runObjdump(t, tool, path, start, stop, extra...)
+	syms := newELFSymbols(f)
+	got := map[uint64]string{}
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type != elf.SHT_PROGBITS {
+			continue
+		}
+		lo, hi := s.Addr, s.Addr+s.Size
+		if stop != 0 {
+			lo, hi = max(lo, start), min(hi, stop)
+		}
+		if lo >= hi {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// objdump restarts decoding at every symbol.
+		cuts := append([]uint64{lo}, syms.starts(lo+1, hi)...)
+		cuts = append(cuts, hi)
+		for i := 0; i+1 < len(cuts); i++ {
+			code := data[cuts[i]-s.Addr : cuts[i+1]-s.Addr]
+			insts, err := Decode(f.Machine, code, cuts[i], intel, syms.lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range insts {
+				got[in.Addr] = in.Text
+			}
+		}
+	}
+	a := &agreement{diffs: map[string]int{}, examples: map[string]string{}}
+	for _, w := range want {
+		a.total++
+		g, ok := got[w.addr]
+		if !ok {
+			a.missing++
+			a.diff("missing", fmt.Sprintf("%#x: objdump %q", w.addr, w.text))
+			continue
+		}
+		gn, wn := normalize(g), normalize(w.text)
+		if gn == wn {
+			a.same++
+			a.sameNoSym++
+			continue
+		}
+		if stripSym(gn) == stripSym(wn) {
+			a.sameNoSym++
+			a.diff(symbolClass(gn, wn), fmt.Sprintf("%#x: got %q, want %q", w.addr, gn, wn))
+			continue
+		}
+		gm, _, _ := strings.Cut(gn, " ")
+		wm, _, _ := strings.Cut(wn, " ")
+		a.diff(wm+"/"+gm, fmt.Sprintf("%#x: got %q, want %q", w.addr, gn, wn))
+	}
+	return a
+}
+
+func (a *agreement) diff(class, example string) {
+	a.diffs[class]++
+	if _, ok := a.examples[class]; !ok {
+		a.examples[class] = example
+	}
+}
+
+// symbolClass names the kind of a difference in <symbol> annotations
+// only: a name we did not give, one objdump did not give, or another
+// name (objdump picks among aliases and section symbols by its own rules).
+func symbolClass(got, want string) string {
+	gs, ws := strings.Contains(got, "<"), strings.Contains(want, "<")
+	switch {
+	case !gs && ws:
+		return "symbol:none"
+	case gs && !ws:
+		return "symbol:extra"
+	}
+	return "symbol:other"
+}
