@@ -59,14 +59,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
+	// The flag package prints the usage itself on every parse error,
+	// -h included; -h must print it once, on standard output, so it is
+	// printed here instead.
+	printUsage := fs.Usage
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
-			fs.Usage()
+			printUsage()
 			return 0
 		}
+		printUsage()
 		return 2
 	}
+	fs.Usage = printUsage
 	switch {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "jitsnap: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))

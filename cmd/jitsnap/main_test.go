@@ -89,6 +89,12 @@ func TestRun(t *testing.T) {
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("got stderr %q, want it to contain %q", stderr.String(), tt.wantStderr)
 			}
+			if n := strings.Count(stderr.String()+stdout.String(), "usage: jitsnap"); n > 1 {
+				t.Errorf("usage text printed %d times, want at most once (stdout %q, stderr %q)", n, stdout.String(), stderr.String())
+			}
+			if tt.wantCode == 0 && stderr.Len() > 0 {
+				t.Errorf("got stderr %q, want nothing", stderr.String())
+			}
 			if tt.wantCode == 2 && !strings.Contains(stderr.String()+stdout.String(), "usage: jitsnap") && tt.name != "empty directory" {
 				t.Errorf("usage error without the usage text: %q", stderr.String())
 			}
