@@ -13,7 +13,9 @@
 // process's memory and saves each object as DIR/NAME.elf with its
 // section index DIR/NAME.meta, the same files the jitlistener dump
 // listener writes. Objects already in DIR are left alone, so running it
-// again adds only what was compiled since.
+// again adds only what was compiled since. ORC registers objects there
+// only with debugger support turned on (see doc/jit-hosts.md); an empty
+// list is reported with that cause and its fix.
 //
 // Exit status: 0 when the snapshot succeeded, 1 on an error (no such
 // process, no permission, no JIT interface, no objects, every object

@@ -57,13 +57,23 @@ func (o Options) Snapshot(pid int, dir string) (*Result, error) {
 		d := descs[0]
 		return nil, &Error{PID: pid, Kind: ErrNoObjects, Addr: d.Addr,
 			Msg:  fmt.Sprintf("no JIT objects registered: the list of %s at %#x (in %s) is empty", descriptorSymbol, d.Addr, d.Object),
-			Hint: "the JIT has not compiled anything yet, or has freed it all; take the snapshot after it has compiled code"}
+			Hint: emptyListHint}
 	}
 	if err := save(res, objs); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
+
+// emptyListHint says what an empty GDB JIT list means. MCJIT registers
+// every object it loads; ORC registers nothing unless the host turned on
+// debugger support, and with LLVM linked statically that support needs a
+// symbol the executable must export.
+const emptyListHint = "either the JIT has not compiled anything yet or has freed it all (take the snapshot after it has compiled code), " +
+	"or it is an ORC JIT without debugger support, which registers no objects: " +
+	"enable it (LLVM 17+: llvm::orc::enableDebuggerSupport(*LLJIT); LLVM 15/16: a DebugObjectManagerPlugin with createJITLoaderGDBRegistrar on the ObjectLinkingLayer) " +
+	"and, where LLVM is linked statically, export llvm_orc_registerJITLoaderGDBWrapper from the executable (link with -rdynamic); " +
+	"or dump the objects with jitlistener/pprof_jit_listener.h"
 
 // process is a target opened for reading.
 type process struct {

@@ -360,6 +360,46 @@ func TestSnapshotErrors(t *testing.T) {
 	}
 }
 
+// TestSnapshotEmptyList snapshots a process whose GDB JIT interface holds
+// no object, as an ORC JIT without debugger support has it: the error must
+// name that cause and its fix, not only "nothing compiled yet".
+func TestSnapshotEmptyList(t *testing.T) {
+	cc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "empty.c")
+	os.WriteFile(src, []byte(`#include <stdint.h>
+#include <unistd.h>
+struct jit_code_entry { struct jit_code_entry *next, *prev; const char *symfile_addr; uint64_t symfile_size; };
+struct jit_descriptor { uint32_t version, action_flag; struct jit_code_entry *relevant_entry, *first_entry; };
+struct jit_descriptor __jit_debug_descriptor = {1, 0, 0, 0};
+__attribute__((noinline, used)) void __jit_debug_register_code(void) { __asm__ volatile(""); }
+int main(void) { write(1, "ready\n", 6); pause(); return 0; }
+`), 0o644)
+	bin := filepath.Join(dir, "empty")
+	if out, err := exec.Command(cc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the target: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("target said %q, want ready", line)
+	}
+	_, err := Snapshot(cmd.Process.Pid, filepath.Join(dir, "snap"))
+	if !errors.Is(err, ErrNoObjects) {
+		t.Fatalf("got %v, want ErrNoObjects", err)
+	}
+	for _, want := range []string{"is empty", "not compiled anything yet", "ORC JIT without debugger support",
+		"enableDebuggerSupport", "createJITLoaderGDBRegistrar", "llvm_orc_registerJITLoaderGDBWrapper", "-rdynamic"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got error %q, want it to contain %q", err, want)
+		}
+	}
+}
+
 // TestSnapshot32Bit snapshots a 32-bit process: a GOARCH=386 build of a
 // program that sleeps.
 func TestSnapshot32Bit(t *testing.T) {
