@@ -380,14 +380,7 @@ int main(void) { write(1, "ready\n", 6); pause(); return 0; }
 		t.Fatalf("building the target: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("target said %q, want ready", line)
-	}
+	startReady(t, cmd)
 	_, err := Snapshot(cmd.Process.Pid, filepath.Join(dir, "snap"))
 	if !errors.Is(err, ErrNoObjects) {
 		t.Fatalf("got %v, want ErrNoObjects", err)
@@ -438,14 +431,7 @@ func TestSnapshotPermission(t *testing.T) {
 	if os.Geteuid() != 0 {
 		cmd := exec.Command(self)
 		cmd.Env = append(os.Environ(), nonDumpableEnv+"=1")
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-			t.Fatalf("non-dumpable helper said %q, want ready", line)
-		}
+		startReady(t, cmd)
 		_, err := Snapshot(cmd.Process.Pid, t.TempDir())
 		if err == nil {
 			t.Skip("a non-dumpable process is readable here (CAP_SYS_PTRACE?); nothing to test")
@@ -488,6 +474,23 @@ func checkPermissionError(t *testing.T, err error, pid int, hint string) {
 		}
 	}
 	t.Logf("permission error: %s", msg)
+}
+
+// startReady starts cmd for the length of the test and waits until it
+// prints "ready" on its standard output.
+func startReady(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("%s said %q, want ready", cmd.Path, line)
+	}
 }
 
 // startProcess starts a command for the length of the test and returns
