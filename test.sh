@@ -3,8 +3,10 @@
 #
 # Steps: Debian packages (installed when missing and running as root),
 # static checks (gofmt, go vet, staticcheck), fresh MCJIT fixtures from a
-# real LLVM 14 MCJIT run, the Go tests (unit, differential against
-# llvm-symbolizer, end to end against upstream pprof, Graphviz, Chromium),
+# real LLVM 14 MCJIT run, the dump listener built and run against each
+# LLVM of JITPPROF_LLVM_VERSIONS (default "14 19"), the Go tests (unit,
+# differential against llvm-symbolizer, end to end against upstream pprof,
+# Graphviz, Chromium),
 # each fuzzer for a short fixed time, and every benchmark once.
 #
 # With CI=true nothing is skipped: a missing component fails the run.
@@ -37,6 +39,13 @@ packages=(
   graphviz poppler-utils
   chromium
 )
+# LLVM versions the dump listener is built and run against (Debian 12 has
+# 14, 15, 16 and 19); JITPPROF_LLVM_VERSIONS="14 15 16 19" selects more.
+llvm_versions=${JITPPROF_LLVM_VERSIONS:-14 19}
+for v in $llvm_versions; do
+  [[ $v =~ ^[0-9]+$ ]] || fail "JITPPROF_LLVM_VERSIONS: $v is not an LLVM major version"
+  packages+=("clang-$v" "llvm-$v" "llvm-$v-dev")
+done
 if [[ -f testdata/mcjit/packages.txt ]]; then
   mapfile -t -O "${#packages[@]}" packages < <(grep -v -e '^\s*#' -e '^\s*$' testdata/mcjit/packages.txt)
 fi
@@ -127,14 +136,17 @@ else
   echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
 fi
 
-step "The dump listener with MCJIT and ORC (jitlistener/test.sh)"
-if command -v llvm-config-14 >/dev/null; then
-  jitlistener/test.sh llvm-config-14
-elif [[ ${CI:-} == true ]]; then
-  fail "llvm-config-14 missing: cannot test the dump listener"
-else
-  echo "warning: LLVM 14 missing; the listener test is skipped" >&2
-fi
+step "The dump listener with MCJIT and ORC, LLVM $llvm_versions (jitlistener/test.sh)"
+for v in $llvm_versions; do
+  if command -v "llvm-config-$v" >/dev/null; then
+    echo "LLVM $v ($("llvm-config-$v" --version)):"
+    jitlistener/test.sh "llvm-config-$v"
+  elif [[ ${CI:-} == true ]]; then
+    fail "llvm-config-$v missing: cannot test the dump listener with LLVM $v"
+  else
+    echo "warning: LLVM $v missing; the listener test with it is skipped" >&2
+  fi
+done
 
 step "speedscope viewer (npm), a real consumer of -folded output"
 if command -v npm >/dev/null; then
