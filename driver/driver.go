@@ -98,6 +98,9 @@ func PProf(o *Options) error {
 	r := newRun(o)
 	defer r.close()
 	if err := gdriver.PProf(r.upstreamOptions()); err != nil {
+		if r.flags.err != nil {
+			return r.flags.err
+		}
 		return err
 	}
 	if e := r.pendingExport(); e != nil {
@@ -144,6 +147,7 @@ func newRun(o *Options) *run {
 		r.transport = transport.New(r.flags)
 	}
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv)
+	r.flags.check = r.jit.checkFlags
 	r.exportFlags = defineExportFlags(r.flags)
 	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
 	return r

@@ -201,6 +201,39 @@ func dedupDirs(dirs []string) []string {
 	return out
 }
 
+// checkFlags refuses explicit JIT flag values that cannot be honoured:
+// an unknown -jit_symbolizer, a -jit_dir that is not a directory, a
+// -jit_pid that names no process. It runs once, right after parsing,
+// before any profile is fetched. ($PPROF_JIT_DIR is a default, not a
+// request: its missing directories stay warnings.)
+func (j *jitStage) checkFlags() error {
+	switch *j.symFlag {
+	case jitSymInProcess, jitSymBinutils:
+	default:
+		return fmt.Errorf("-jit_symbolizer=%q: unknown value, want %s or %s", *j.symFlag, jitSymInProcess, jitSymBinutils)
+	}
+	for _, v := range *j.dirFlag {
+		for _, d := range splitDirs(*v) {
+			fi, err := os.Stat(d)
+			if err != nil {
+				return fmt.Errorf("-jit_dir=%q: %w", d, err)
+			}
+			if !fi.IsDir() {
+				return fmt.Errorf("-jit_dir=%q: not a directory", d)
+			}
+		}
+	}
+	switch pid := *j.pidFlag; {
+	case pid < 0:
+		return fmt.Errorf("-jit_pid=%d: not a process id", pid)
+	case pid > 0:
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return fmt.Errorf("-jit_pid=%d: no such process (nothing at /proc/%d)", pid, pid)
+		}
+	}
+	return nil
+}
+
 // inProcess reports whether JIT objects are to be symbolized here, in
 // process: -jit_symbolizer=inprocess, and a -symbolize mode that asks for
 // local symbolization without forcing it. When pprof is forced to
@@ -208,13 +241,8 @@ func dedupDirs(dirs []string) []string {
 // would redo the JIT mappings with binutils anyway; when it is told not
 // to symbolize locally (none, remote), neither does jitpprof.
 func (j *jitStage) inProcess() bool {
-	switch *j.symFlag {
-	case jitSymInProcess:
-	case jitSymBinutils:
-		return false
-	default:
-		j.warnOnce(fmt.Sprintf("-jit_symbolizer=%s: unknown value, want %s or %s; using %s",
-			*j.symFlag, jitSymInProcess, jitSymBinutils, jitSymInProcess))
+	if *j.symFlag == jitSymBinutils {
+		return false // checkFlags refused any value but these two
 	}
 	local, force := true, false
 	for _, o := range strings.Split(strings.ToLower(j.flags.stringFlag("symbolize")), ":") {

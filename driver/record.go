@@ -11,6 +11,10 @@ type flagRecorder struct {
 
 	// afterParse, if not nil, runs right after the flags are parsed.
 	afterParse func()
+	// check, if not nil, validates the parsed flags; its error is kept in
+	// err and ends the run before any profile is fetched.
+	check func() error
+	err   error
 }
 
 func newFlagRecorder(fs FlagSet) *flagRecorder {
@@ -53,8 +57,17 @@ func (r *flagRecorder) boolFlag(name string) bool {
 
 // Parse parses the flags, then runs the afterParse hook, which may adjust
 // flag values before upstream reads them.
+//
+// When check refuses the flags, Parse returns no source, which makes
+// upstream's driver stop before fetching anything; PProf then returns the
+// error kept in err instead of upstream's.
 func (r *flagRecorder) Parse(usage func()) []string {
 	args := r.FlagSet.Parse(usage)
+	if len(args) > 0 && r.check != nil {
+		if r.err = r.check(); r.err != nil {
+			return nil
+		}
+	}
 	if r.afterParse != nil {
 		r.afterParse()
 	}
