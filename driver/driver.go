@@ -30,6 +30,7 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/transport"
 )
 
@@ -66,7 +67,10 @@ type Options struct {
 	// Sym replaces pprof's whole symbolizer (local binutils, symbolz,
 	// demangling). Leave it nil unless that is what you want.
 	Sym Symbolizer
-	// Obj inspects binaries: upstream's binutils by default.
+	// Obj inspects binaries. Nil means jitpprof's in-process object
+	// tool, which reads ELF files and their DWARF itself, or upstream's
+	// binutils when -objtool=binutils or $PPROF_OBJTOOL=binutils asks
+	// for them.
 	Obj ObjTool
 	// UI talks to the user. Nil means standard input and error, as
 	// upstream pprof without readline.
@@ -117,7 +121,7 @@ func (r *run) upstreamOptions() *gdriver.Options {
 		Flagset:       r.flags,
 		Fetch:         &fetcher{run: r},
 		Sym:           r.opts.Sym,
-		Obj:           r.opts.Obj,
+		Obj:           r.objTool(),
 		UI:            &exportUI{UI: r.ui, r: r},
 		HTTPServer:    r.opts.HTTPServer,
 		HTTPTransport: r.transport,
@@ -146,8 +150,17 @@ func newRun(o *Options) *run {
 	if r.transport == nil {
 		r.transport = transport.New(r.flags)
 	}
-	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv)
-	r.flags.check = r.jit.checkFlags
+	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
+	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
+	r.flags.AddExtraUsage(objtoolUsage)
+	r.tool = newObjTool(&r.opts, mode, r.ui)
+	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
+	r.flags.check = func() error {
+		if modeErr != nil {
+			return modeErr
+		}
+		return r.jit.checkFlags()
+	}
 	r.exportFlags = defineExportFlags(r.flags)
 	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
 	return r
@@ -161,13 +174,28 @@ type run struct {
 	ui        UI
 	transport http.RoundTripper
 	jit       *jitStage
+	tool      *objtool.Tool // jitpprof's object tool, nil if not used
 
 	exportFlags exportFlags
 	exportMu    sync.Mutex
 	export      *export // the -folded or -flamegraph report in progress
 }
 
-func (r *run) close() { r.jit.close() }
+func (r *run) close() {
+	r.jit.close()
+	if r.tool != nil {
+		r.tool.Close()
+	}
+}
+
+// objTool returns the object tool for upstream's driver: the caller's,
+// jitpprof's, or nil for upstream's binutils.
+func (r *run) objTool() ObjTool {
+	if r.tool != nil {
+		return r.tool
+	}
+	return r.opts.Obj
+}
 
 func (r *run) pendingExport() *export {
 	r.exportMu.Lock()

@@ -12,7 +12,13 @@ import (
 // and says once if the object has no DWARF, so that only function names
 // from its symbol table can be given.
 func (j *jitStage) openInProcess(path string) (symbolizer.Object, error) {
-	s, err := jitsym.Open(path)
+	var s *jitsym.Symbolizer
+	var err error
+	if j.tool != nil {
+		s, err = j.tool.Index(path) // the object tool's, shared with the code views
+	} else {
+		s, err = jitsym.Open(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -20,12 +26,13 @@ func (j *jitStage) openInProcess(path string) (symbolizer.Object, error) {
 		j.warnOnce(fmt.Sprintf("JIT objects: %s: no DWARF debug information; "+
 			"JIT frames get function names from its symbol table, without file:line", path))
 	}
-	return inProcessObject{s}, nil
+	return inProcessObject{s: s, owned: j.tool == nil}, nil
 }
 
 // inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object.
 type inProcessObject struct {
-	s *jitsym.Symbolizer
+	s     *jitsym.Symbolizer
+	owned bool // closed with the object; else the object tool closes it
 }
 
 func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
@@ -40,4 +47,9 @@ func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	return out, nil
 }
 
-func (o inProcessObject) Close() error { return o.s.Close() }
+func (o inProcessObject) Close() error {
+	if !o.owned {
+		return nil
+	}
+	return o.s.Close()
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/jitsnap"
+	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -46,6 +47,7 @@ type jitStage struct {
 	extraDirs  []string
 	getenv     func(string) string
 	syms       *symbolizer.Cache
+	tool       *objtool.Tool // shares its parsed objects with the JIT stage; may be nil
 	progressAt time.Duration // delay before progress is shown
 	stderrTTY  bool
 
@@ -58,7 +60,7 @@ type jitStage struct {
 	snapDir  string // the -jit_pid snapshot, "" if none was taken
 }
 
-func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string) *jitStage {
+func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string, tool *objtool.Tool) *jitStage {
 	flags.AddExtraUsage(jitUsage)
 	j := &jitStage{
 		ui:         ui,
@@ -71,6 +73,7 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		progressAt: time.Second,
 		stderrTTY:  isTerminal(os.Stderr),
 		warned:     map[string]bool{},
+		tool:       tool,
 	}
 	j.syms = symbolizer.NewCache(j.openInProcess)
 	return j

@@ -189,6 +189,11 @@ type elfSection struct {
 // against the file size.
 func readELFSections(path string) ([]elfSection, error) {
 	f, err := elfrel.Open(path)
+	if err == nil {
+		if err = f.RequireRel(); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		var unsupported *elfrel.UnsupportedError
 		if errors.As(err, &unsupported) {

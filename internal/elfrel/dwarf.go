@@ -1,8 +1,10 @@
 package elfrel
 
 import (
+	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -116,6 +118,10 @@ type debugMember struct {
 	name               string
 	offset, size, base uint64 // base: its offset in the concatenation
 	relocs             []relocSection
+	// zoff and zsize locate the zlib stream of a compressed section in
+	// the file (zoff is 0 if it is not compressed); size is then its
+	// size once decompressed.
+	zoff, zsize uint64
 }
 
 // relocSection is an SHT_RELA or SHT_REL section applied to a debugMember.
@@ -150,27 +156,36 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 	budget := uint64(f.size)
 	for i := 1; i < len(f.Sections); i++ {
 		s := &f.Sections[i]
-		if strings.HasPrefix(s.Name, ".zdebug_") {
-			return nil, &UnsupportedError{File: f.Name, Section: s.Name, Msg: "compressed (.zdebug) debug section"}
+		name := s.Name
+		if rest, ok := strings.CutPrefix(name, ".zdebug_"); ok {
+			name = ".debug_" + rest // GNU's older compressed sections
 		}
-		if !loadedDebug(s.Name) {
+		if !loadedDebug(name) {
 			continue
-		}
-		if s.Flags&elf.SHF_COMPRESSED != 0 {
-			return nil, &UnsupportedError{File: f.Name, Section: s.Name, Msg: "compressed debug section (SHF_COMPRESSED)"}
 		}
 		if s.Type == elf.SHT_NOBITS {
 			continue // stripped into a separate debug file: no contents
 		}
-		ds := l.sections[s.Name]
+		size, zoff, err := f.contentSize(s)
+		if err != nil {
+			return nil, err
+		}
+		ds := l.sections[name]
 		if ds == nil {
 			ds = &debugSection{}
-			l.sections[s.Name] = ds
-			l.names = append(l.names, s.Name)
+			l.sections[name] = ds
+			l.names = append(l.names, name)
 		}
 		members[i] = memberAt{sec: ds, k: len(ds.members), base: ds.size}
-		ds.members = append(ds.members, debugMember{name: s.Name, offset: s.Offset, size: s.Size, base: ds.size})
-		ds.size += s.Size
+		dm := debugMember{name: s.Name, offset: s.Offset, size: size, base: ds.size}
+		if zoff != 0 {
+			dm.zoff, dm.zsize = s.Offset+zoff, s.Size-zoff
+		}
+		ds.members = append(ds.members, dm)
+		ds.size += size
+		if ds.size < size {
+			return nil, f.formatErr(s.Name, -1, "sections of this name add up to more than 2^64 bytes")
+		}
 		if err := f.spend(&budget, s); err != nil {
 			return nil, err
 		}
@@ -263,6 +278,12 @@ func (l *DebugLoader) Section(name string) ([]byte, error) {
 	for k := range ds.members {
 		m := &ds.members[k]
 		dst := data[m.base : m.base+m.size]
+		if m.zoff != 0 {
+			if err := l.inflate(m, dst); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if _, err := l.r.ReadAt(dst, int64(m.offset)); err != nil {
 			return nil, &FormatError{File: l.file, Section: m.name, Off: 0, Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", m.size, m.offset), Err: err}
 		}
@@ -334,4 +355,77 @@ func dwarfErr(file string, err error) error {
 		return &FormatError{File: file, Section: ".debug_" + de.Name, Off: int64(de.Offset), Msg: de.Err}
 	}
 	return &FormatError{File: file, Off: -1, Msg: "cannot read DWARF", Err: err}
+}
+
+// maxInflate bounds how much larger than its compressed bytes a section
+// may claim to be: zlib's deflate cannot compress by more than about
+// 1032 to 1, so a claim beyond that is a lie about the content, not a
+// large section.
+const maxInflate = 1032
+
+// contentSize returns the size of section s's contents as DWARF readers
+// see them: sh_size, or for a compressed section (SHF_COMPRESSED with an
+// Elf64_Chdr, or a GNU .zdebug_ section with a "ZLIB" header) the
+// decompressed size its header claims, with zoff the size of that header.
+// Only zlib compression is read; the claim is checked against what the
+// compressed bytes could hold.
+func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
+	var hdr [chdrSize]byte
+	read := func(n int) error {
+		if s.Size < uint64(n) {
+			return f.formatErr(s.Name, -1, "compressed section of %d bytes is too short for its %d-byte header", s.Size, n)
+		}
+		if _, err := f.r.ReadAt(hdr[:n], int64(s.Offset)); err != nil {
+			return &FormatError{File: f.Name, Section: s.Name, Msg: "cannot read the compression header", Err: err}
+		}
+		return nil
+	}
+	switch {
+	case s.Flags&elf.SHF_COMPRESSED != 0:
+		if err := read(chdrSize); err != nil {
+			return 0, 0, err
+		}
+		switch t := elf.CompressionType(f.ByteOrder.Uint32(hdr[:])); t {
+		case elf.COMPRESS_ZLIB:
+		default:
+			return 0, 0, &UnsupportedError{File: f.Name, Section: s.Name, Msg: fmt.Sprintf("SHF_COMPRESSED section with compression type %v (only COMPRESS_ZLIB is read)", t)}
+		}
+		size, zoff = f.ByteOrder.Uint64(hdr[8:]), chdrSize
+	case strings.HasPrefix(s.Name, ".zdebug_"):
+		if err := read(12); err != nil {
+			return 0, 0, err
+		}
+		if string(hdr[:4]) != "ZLIB" {
+			return 0, 0, f.formatErr(s.Name, 0, "compressed section header is %q, want \"ZLIB\"", hdr[:4])
+		}
+		size, zoff = binary.BigEndian.Uint64(hdr[4:12]), 12
+	default:
+		return s.Size, 0, nil
+	}
+	if z := s.Size - zoff; size/maxInflate > z {
+		return 0, 0, f.formatErr(s.Name, -1, "claims %d bytes once decompressed, more than %d compressed bytes can hold", size, z)
+	}
+	return size, zoff, nil
+}
+
+// inflate decompresses member m into dst, which must come out exactly
+// full.
+func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
+	zr, err := zlib.NewReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+	if err == nil {
+		var n int
+		n, err = io.ReadFull(zr, dst)
+		if err == nil {
+			var one [1]byte
+			if k, _ := zr.Read(one[:]); k != 0 {
+				err = fmt.Errorf("more than the %d bytes its header claims", len(dst))
+			}
+		} else {
+			err = fmt.Errorf("%d bytes of the %d its header claims: %w", n, len(dst), err)
+		}
+	}
+	if err != nil {
+		return &FormatError{File: l.file, Section: m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
+	}
+	return nil
 }

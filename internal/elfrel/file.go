@@ -1,6 +1,9 @@
-// Package elfrel reads relocatable ELF objects (ET_REL) whose section
-// headers carry load addresses, as JIT hosts dump them, and returns their
-// DWARF debug sections with relocations applied for those addresses.
+// Package elfrel reads 64-bit ELF files: relocatable objects (ET_REL)
+// whose section headers carry load addresses, as JIT hosts dump them, and
+// the executables and shared libraries (ET_EXEC, ET_DYN) of native code.
+// It returns their sections, program headers, symbols, notes and DWARF
+// debug sections, with relocations applied for the load addresses of a
+// relocatable object and compressed sections decompressed.
 //
 // LLVM's RuntimeDyld (MCJIT) loads each section of a relocatable object at
 // its own address, and the object it hands to debuggers is the original
@@ -32,6 +35,8 @@ import (
 const (
 	ehdrSize  = 64 // Elf64_Ehdr
 	shdrSize  = 64 // Elf64_Shdr
+	phdrSize  = 56 // Elf64_Phdr
+	chdrSize  = 24 // Elf64_Chdr
 	symSize   = 24 // Elf64_Sym
 	relaSize  = 24 // Elf64_Rela
 	relSize   = 16 // Elf64_Rel
@@ -44,7 +49,11 @@ const (
 type File struct {
 	Name      string           // name used in errors
 	ByteOrder binary.ByteOrder // byte order of the object
+	Type      elf.Type         // elf.ET_REL, elf.ET_EXEC or elf.ET_DYN
 	Machine   elf.Machine      // elf.EM_X86_64 or elf.EM_AARCH64
+
+	// Progs lists the program headers (none in a relocatable object).
+	Progs []elf.ProgHeader
 
 	// Sections lists the section headers in file order: Sections[i] is
 	// section header i, and Sections[0] is the null section.
@@ -141,8 +150,10 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, f.formatErr("", elf.EI_VERSION, "unknown ELF version %d", v)
 	}
 	bo := f.ByteOrder
-	if t := elf.Type(bo.Uint16(hdr[16:])); t != elf.ET_REL {
-		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("ELF type %v, want ET_REL", t)}
+	switch f.Type = elf.Type(bo.Uint16(hdr[16:])); f.Type {
+	case elf.ET_REL, elf.ET_EXEC, elf.ET_DYN:
+	default:
+		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("ELF type %v", f.Type)}
 	}
 	f.Machine = elf.Machine(bo.Uint16(hdr[18:]))
 	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 {
@@ -153,6 +164,9 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	}
 	if n := bo.Uint16(hdr[52:]); n != ehdrSize {
 		return nil, f.formatErr("", 52, "e_ehsize is %d, want %d", n, ehdrSize)
+	}
+	if err := f.readProgs(hdr[:]); err != nil {
+		return nil, err
 	}
 	shoff := bo.Uint64(hdr[40:])
 	shentsize := bo.Uint16(hdr[58:])
@@ -211,6 +225,59 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	return f, f.nameSections(nameOffs, int(shstrndx), int64(shoff))
 }
 
+// RequireRel returns an *[UnsupportedError] unless f is a relocatable
+// object (ET_REL), as a JIT object dump is.
+func (f *File) RequireRel() error {
+	if f.Type != elf.ET_REL {
+		return &UnsupportedError{File: f.Name, Msg: fmt.Sprintf("ELF type %v, want ET_REL", f.Type)}
+	}
+	return nil
+}
+
+// maxProgs bounds the program header count: the ELF format allows 65,535
+// and real files have a dozen.
+const maxProgs = 4096
+
+// readProgs reads and validates the program header table that the ELF
+// header hdr describes.
+func (f *File) readProgs(hdr []byte) error {
+	bo := f.ByteOrder
+	phoff := bo.Uint64(hdr[32:])
+	phentsize := bo.Uint16(hdr[54:])
+	phnum := uint64(bo.Uint16(hdr[56:]))
+	if phoff == 0 || phnum == 0 {
+		return nil
+	}
+	if phentsize != phdrSize {
+		return f.formatErr("", 54, "e_phentsize is %d, want %d", phentsize, phdrSize)
+	}
+	if phnum == 0xffff || phnum > maxProgs {
+		return &UnsupportedError{File: f.Name, Msg: fmt.Sprintf("%d program headers", phnum)}
+	}
+	if phoff > uint64(f.size) || (uint64(f.size)-phoff)/phdrSize < phnum {
+		return f.formatErr("", 32, "%d program headers at offset %#x do not fit in the %d-byte file", phnum, phoff, f.size)
+	}
+	buf := make([]byte, phnum*phdrSize)
+	if _, err := f.r.ReadAt(buf, int64(phoff)); err != nil {
+		return &FormatError{File: f.Name, Off: int64(phoff), Msg: "cannot read the program header table", Err: err}
+	}
+	f.Progs = make([]elf.ProgHeader, phnum)
+	for i := range f.Progs {
+		b := buf[i*phdrSize:]
+		f.Progs[i] = elf.ProgHeader{
+			Type:   elf.ProgType(bo.Uint32(b)),
+			Flags:  elf.ProgFlag(bo.Uint32(b[4:])),
+			Off:    bo.Uint64(b[8:]),
+			Vaddr:  bo.Uint64(b[16:]),
+			Paddr:  bo.Uint64(b[24:]),
+			Filesz: bo.Uint64(b[32:]),
+			Memsz:  bo.Uint64(b[40:]),
+			Align:  bo.Uint64(b[48:]),
+		}
+	}
+	return nil
+}
+
 // headerChunk is how many section headers NewFile reads at a time.
 const headerChunk = 1024
 
@@ -239,7 +306,7 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 	}
 	n := uint32(len(f.Sections))
 	switch s.Type {
-	case elf.SHT_SYMTAB, elf.SHT_SYMTAB_SHNDX:
+	case elf.SHT_SYMTAB, elf.SHT_DYNSYM, elf.SHT_SYMTAB_SHNDX:
 		if s.Link >= n {
 			return f.formatErr("", off, "section %d links to section %d (%d sections)", i, s.Link, n)
 		}
@@ -341,4 +408,16 @@ func (f *File) Section(name string) int {
 // sec is "").
 func (f *File) formatErr(sec string, off int64, format string, args ...any) error {
 	return &FormatError{File: f.Name, Section: sec, Off: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ReadAt reads len(p) bytes of the file at offset off, which must lie
+// within the file.
+func (f *File) ReadAt(p []byte, off uint64) error {
+	if off > uint64(f.size) || uint64(len(p)) > uint64(f.size)-off {
+		return f.formatErr("", int64(off), "%d bytes at offset %#x are past the end of the file (%d bytes)", len(p), off, f.size)
+	}
+	if _, err := f.r.ReadAt(p, int64(off)); err != nil {
+		return &FormatError{File: f.Name, Off: int64(off), Msg: fmt.Sprintf("cannot read %d bytes", len(p)), Err: err}
+	}
+	return nil
 }

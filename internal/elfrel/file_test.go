@@ -130,7 +130,7 @@ func TestHeaderErrors(t *testing.T) {
 		{name: "class32", edit: func(b []byte) []byte { b[elf.EI_CLASS] = byte(elf.ELFCLASS32); return b }, unsupported: true, want: "ELFCLASS32"},
 		{name: "class", edit: func(b []byte) []byte { b[elf.EI_CLASS] = 9; return b }, want: "unknown ELF class"},
 		{name: "data", edit: func(b []byte) []byte { b[elf.EI_DATA] = 9; return b }, want: "data encoding"},
-		{name: "ET_DYN", edit: func(b []byte) []byte { bo.PutUint16(b[16:], uint16(elf.ET_DYN)); return b }, unsupported: true, want: "want ET_REL"},
+		{name: "ET_CORE", edit: func(b []byte) []byte { bo.PutUint16(b[16:], uint16(elf.ET_CORE)); return b }, unsupported: true, want: "ET_CORE"},
 		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_386)); return b }, unsupported: true, want: "EM_386"},
 		{name: "shentsize", edit: func(b []byte) []byte { bo.PutUint16(b[58:], 40); return b }, want: "e_shentsize"},
 		{name: "shoff past end", edit: func(b []byte) []byte { bo.PutUint64(b[40:], 1<<40); return b }, want: "past the end"},

@@ -72,6 +72,28 @@ func (f *File) EachSymbol(names bool, fn func(k int, s *Symbol) error) error {
 	return nil
 }
 
+// EachDynamicSymbol is [File.EachSymbol] for the dynamic symbol table
+// (the first SHT_DYNSYM section), which is all a stripped executable or
+// shared library has left.
+func (f *File) EachDynamicSymbol(names bool, fn func(k int, s *Symbol) error) error {
+	for i := 1; i < len(f.Sections); i++ {
+		if f.Sections[i].Type == elf.SHT_DYNSYM {
+			return f.scanSymbols(i, names, fn)
+		}
+	}
+	return nil
+}
+
+// HasSymbols reports whether f has a symbol table (SHT_SYMTAB).
+func (f *File) HasSymbols() bool {
+	for i := 1; i < len(f.Sections); i++ {
+		if f.Sections[i].Type == elf.SHT_SYMTAB {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeSymbols decodes the symbol table in section i.
 func (f *File) decodeSymbols(i int) ([]Symbol, error) {
 	var syms []Symbol
@@ -99,7 +121,7 @@ const symbolChunk = 4096
 // and does not read the string table.
 func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) error {
 	st := &f.Sections[i]
-	if st.Type != elf.SHT_SYMTAB {
+	if st.Type != elf.SHT_SYMTAB && st.Type != elf.SHT_DYNSYM {
 		return f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
 	}
 	if st.Entsize != symSize || st.Size%symSize != 0 {
@@ -182,7 +204,9 @@ func (f *File) xindexFor(symtab, n int) ([]byte, error) {
 
 // SymbolAddr returns the address a relocation against s resolves to, S
 // in the psABI formulas: s.Value plus the load address (sh_addr) of its
-// section when that section is SHF_ALLOC, else s.Value alone.
+// section when that section is SHF_ALLOC, else s.Value alone. In an
+// executable or shared library, whose symbol values are addresses
+// already, it is s.Value.
 //
 // Why only SHF_ALLOC: RuntimeDyld writes a load address into sh_addr for
 // the sections it loaded, which are the SHF_ALLOC ones, and leaves the
@@ -199,6 +223,9 @@ func (f *File) xindexFor(symtab, n int) ([]byte, error) {
 // .text._Z3fooi section loaded at 0x7f0000104000 makes R_X86_64_64
 // .text._Z3fooi+0x10 resolve to 0x7f0000104010 here and there.
 func (f *File) SymbolAddr(s *Symbol) uint64 {
+	if f.Type != elf.ET_REL {
+		return s.Value // executables and shared libraries: an address already
+	}
 	if i := s.Section; i > 0 && i < len(f.Sections) && f.Sections[i].Flags&elf.SHF_ALLOC != 0 {
 		return f.Sections[i].Addr + s.Value
 	}

@@ -22,6 +22,7 @@
 package jitsym
 
 import (
+	"debug/elf"
 	"errors"
 	"math"
 	"os"
@@ -121,6 +122,9 @@ func Open(name string) (*Symbolizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.RequireRel(); err != nil {
+		return nil, err
+	}
 	return New(f)
 }
 
@@ -135,10 +139,27 @@ func Open(name string) (*Symbolizer, error) {
 // its peak memory is about the size of .debug_info and the index it
 // builds; it does not use f after the first phase starts.
 func New(f *elfrel.File) (*Symbolizer, error) {
+	return NewWithDebug(f, nil)
+}
+
+// NewWithDebug is [New] for a binary f whose DWARF lives in a separate
+// debug file, debug (from .gnu_debuglink or the build ID), which has the
+// same addresses. As with llvm-symbolizer, the symbols come from f, not
+// debug: its symbol table, or its dynamic symbols when it has none (a
+// stripped binary). A nil debug means f itself.
+func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
+	if debug == nil {
+		debug = f
+	}
 	s := &Symbolizer{name: f.Name}
-	if err := s.buildSymbols(f); err != nil {
+	each := f.EachSymbol
+	if !f.HasSymbols() && f.Type != elf.ET_REL {
+		each = f.EachDynamicSymbol
+	}
+	if err := s.buildSymbols(f, each); err != nil {
 		return nil, err
 	}
+	f = debug
 	l, err := f.DebugLoader()
 	if errors.Is(err, elfrel.ErrNoDWARF) {
 		return s, nil

@@ -27,7 +27,7 @@ import (
 // It reads the symbol table a chunk at a time, twice: once to count the
 // candidates, once to collect them; the names it keeps are copied into
 // one string, Symbolizer.symNames.
-func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
+func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(int, *elfrel.Symbol) error) error) error {
 	wanted := func(sym *elfrel.Symbol) bool {
 		switch sym.Type() {
 		case elf.STT_NOTYPE, elf.STT_FUNC, elf.STT_OBJECT, elf.STT_GNU_IFUNC:
@@ -36,7 +36,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 		return false
 	}
 	n := 0
-	err := f.EachSymbol(false, func(i int, sym *elfrel.Symbol) error {
+	err := each(false, func(i int, sym *elfrel.Symbol) error {
 		if i > 0 && wanted(sym) {
 			n++
 		}
@@ -54,7 +54,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File) error {
 	}
 	cs := make([]cand, 0, n)
 	lastFile := int32(-1)
-	err = f.EachSymbol(true, func(i int, sym *elfrel.Symbol) error {
+	err = each(true, func(i int, sym *elfrel.Symbol) error {
 		if i == 0 {
 			return nil
 		}

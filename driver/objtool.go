@@ -1,0 +1,74 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jitpprof/pprof/internal/objtool"
+)
+
+// Values of -objtool and $PPROF_OBJTOOL.
+const (
+	objtoolInProcess = "inprocess"
+	objtoolBinutils  = "binutils"
+)
+
+const objtoolUsage = `    -objtool              How binaries are read for symbols, source lines and
+                          disassembly: inprocess (default: jitpprof's own ELF and
+                          DWARF reader) or binutils (upstream pprof's nm, objdump,
+                          addr2line/llvm-symbolizer subprocesses). Also
+                          $PPROF_OBJTOOL.`
+
+// objtoolMode returns the object tool the run asks for: -objtool on the
+// command line, else $PPROF_OBJTOOL, else inprocess. The command line is
+// read before upstream's driver parses it, since the tool is one of the
+// options handed to that driver; only a command line jitpprof parses
+// itself (Options.Flagset nil, or made by NewFlagSet) can ask for it, an
+// embedder's own FlagSet chooses with Options.Obj.
+func objtoolMode(fs FlagSet, getenv func(string) string) (string, error) {
+	mode := getenv("PPROF_OBJTOOL")
+	if g, ok := fs.(*goFlags); ok {
+		if v, ok := scanFlag(g.args, "objtool"); ok {
+			mode = v
+		}
+	}
+	switch mode {
+	case "", objtoolInProcess:
+		return objtoolInProcess, nil
+	case objtoolBinutils:
+		return objtoolBinutils, nil
+	}
+	return "", fmt.Errorf("-objtool=%q: unknown value, want %s or %s", mode, objtoolInProcess, objtoolBinutils)
+}
+
+// scanFlag returns the value of the string flag name in args, read as
+// package flag would read it: -name=v, --name=v, -name v or --name v,
+// the last one winning, up to the first argument that is not a flag or
+// "--".
+func scanFlag(args []string, name string) (value string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if v, found := strings.CutPrefix(a, name+"="); found {
+			value, ok = v, true
+		} else if a == name && i+1 < len(args) {
+			value, ok = args[i+1], true
+			i++
+		}
+	}
+	return value, ok
+}
+
+// newObjTool returns jitpprof's in-process object tool for a run, or nil
+// when the caller supplies one or asks for upstream's binutils.
+func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
+	if o.Obj != nil || mode == objtoolBinutils {
+		return nil
+	}
+	return objtool.New(objtool.Options{
+		Warn: func(msg string) { ui.PrintErr(msg) },
+	})
+}

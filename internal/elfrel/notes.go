@@ -1,0 +1,113 @@
+package elfrel
+
+import (
+	"debug/elf"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// maxNoteBytes bounds how much of a note section or segment BuildID reads:
+// a build ID note takes 36 bytes, and the notes before it a few hundred.
+const maxNoteBytes = 1 << 20
+
+// ntGNUBuildID is the type of the GNU build ID note.
+const ntGNUBuildID = 3
+
+// BuildID returns the GNU build ID (the descriptor of the NT_GNU_BUILD_ID
+// note) of f, or nil if it has none. Like pprof, it looks in the PT_NOTE
+// segments first, then in the SHT_NOTE sections, and reports an error
+// when one of them holds two build IDs.
+func (f *File) BuildID() ([]byte, error) {
+	type area struct {
+		name      string
+		off, size uint64
+		align     uint64
+	}
+	var areas []area
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_NOTE {
+			areas = append(areas, area{name: "PT_NOTE segment", off: p.Off, size: p.Filesz, align: p.Align})
+		}
+	}
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOTE {
+			areas = append(areas, area{name: s.Name, off: s.Offset, size: s.Size, align: s.Addralign})
+		}
+	}
+	for _, a := range areas {
+		if a.off > uint64(f.size) || a.size > uint64(f.size)-a.off {
+			return nil, f.formatErr(a.name, -1, "notes [%#x, +%#x) extend past the end of the file (%d bytes)", a.off, a.size, f.size)
+		}
+		data := make([]byte, min(a.size, maxNoteBytes))
+		if _, err := f.r.ReadAt(data, int64(a.off)); err != nil && err != io.EOF {
+			return nil, &FormatError{File: f.Name, Section: a.name, Msg: "cannot read notes", Err: err}
+		}
+		id, err := f.buildIDIn(a.name, data, a.align)
+		if id != nil || err != nil {
+			return id, err
+		}
+	}
+	return nil, nil
+}
+
+// buildIDIn returns the build ID among the notes in data, whose entries
+// are aligned to align bytes (4 or 8; anything else counts as 4).
+func (f *File) buildIDIn(where string, data []byte, align uint64) ([]byte, error) {
+	if align != 8 {
+		align = 4
+	}
+	pad := func(n uint64) uint64 { return (n + align - 1) &^ (align - 1) }
+	var id []byte
+	for len(data) >= 12 {
+		namesz := uint64(f.ByteOrder.Uint32(data))
+		descsz := uint64(f.ByteOrder.Uint32(data[4:]))
+		typ := f.ByteOrder.Uint32(data[8:])
+		rest := data[12:]
+		if pad(namesz) > uint64(len(rest)) || pad(descsz) > uint64(len(rest))-pad(namesz) {
+			break // a truncated note ends the list, as pprof's parser does
+		}
+		name := rest[:namesz]
+		desc := rest[pad(namesz) : pad(namesz)+descsz]
+		if typ == ntGNUBuildID && string(name) == "GNU\x00" {
+			if id != nil {
+				return nil, fmt.Errorf("%s: %s: multiple build ids found, don't know which to use", f.Name, where)
+			}
+			id = append([]byte(nil), desc...)
+		}
+		data = rest[pad(namesz)+pad(descsz):]
+	}
+	return id, nil
+}
+
+// DebugLink returns the file name and CRC-32 that f's .gnu_debuglink
+// section records for its separate debug file, and ok false if it has
+// none or it is malformed.
+func (f *File) DebugLink() (name string, crc uint32, ok bool) {
+	i := f.Section(".gnu_debuglink")
+	if i < 0 || f.Sections[i].Size > 4096 {
+		return "", 0, false
+	}
+	data, err := f.SectionData(i)
+	if err != nil {
+		return "", 0, false
+	}
+	for n, c := range data {
+		if c == 0 {
+			off := (n + 4) &^ 3
+			if n == 0 || off+4 > len(data) {
+				return "", 0, false
+			}
+			return string(data[:n]), f.ByteOrder.Uint32(data[off:]), true
+		}
+	}
+	return "", 0, false
+}
+
+// FileCRC returns the CRC-32 (IEEE) of everything r holds, as
+// .gnu_debuglink records it for a debug file.
+func FileCRC(r io.Reader) (uint32, error) {
+	h := crc32.NewIEEE()
+	_, err := io.Copy(h, r)
+	return h.Sum32(), err
+}

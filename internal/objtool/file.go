@@ -1,0 +1,112 @@
+package objtool
+
+import (
+	"fmt"
+	"regexp"
+	"sync"
+
+	gdriver "github.com/google/pprof/driver"
+)
+
+// objFile is one mapping of a binary: the binary's shared index with the
+// mapping's base.
+type objFile struct {
+	t *Tool
+	b *binary
+	m mapping
+
+	baseOnce sync.Once
+	base     uint64
+	baseErr  error
+}
+
+// computeBase sets the base from the segment holding addr, on the first
+// address asked about, as upstream pprof does (binutils' file.computeBase).
+func (f *objFile) computeBase(addr uint64) error {
+	if addr < f.m.start || addr >= f.m.limit {
+		return fmt.Errorf("specified address %x is outside the mapping range [%x, %x] for file %q", addr, f.m.start, f.m.limit, f.b.path)
+	}
+	ph, err := f.m.programHeader(f.b.f, addr)
+	if err != nil {
+		return fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %v", f.b.path, upstreamMapping(f.m), addr, err)
+	}
+	base, err := getBase(f.b.f.Type, ph, f.m.kernelOffset, f.m.start, f.m.limit, f.m.offset)
+	if err != nil {
+		return err
+	}
+	// Upstream also notes whether the segment is data, to ask
+	// llvm-symbolizer for a DATA symbol, but a shadowed field keeps that
+	// from ever happening (binutils' fileAddr2Line.isData is never set):
+	// every address is symbolized as code there, and so here.
+	f.base = base
+	return nil
+}
+
+// upstreamMapping prints as upstream's elfMapping does in its errors.
+type elfMapping struct {
+	start, limit, offset uint64
+	kernelOffset         *uint64
+}
+
+func upstreamMapping(m mapping) elfMapping {
+	return elfMapping{m.start, m.limit, m.offset, m.kernelOffset}
+}
+
+func (f *objFile) baseFor(addr uint64) error {
+	f.baseOnce.Do(func() { f.baseErr = f.computeBase(addr) })
+	return f.baseErr
+}
+
+// Name returns the file's path.
+func (f *objFile) Name() string { return f.b.path }
+
+// BuildID returns the file's GNU build ID in hex, or "".
+func (f *objFile) BuildID() string { return f.b.buildID }
+
+// ObjAddr returns the file's own address for the run-time address addr.
+func (f *objFile) ObjAddr(addr uint64) (uint64, error) {
+	if err := f.baseFor(addr); err != nil {
+		return 0, err
+	}
+	return addr - f.base, nil
+}
+
+// SourceLine returns the frames of the run-time address addr, leaf first,
+// as llvm-symbolizer --inlining --no-demangle prints them: an address in
+// no known function gets one empty frame, as there.
+func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	if err := f.baseFor(addr); err != nil {
+		return nil, err
+	}
+	x := addr - f.base
+	idx, err := f.t.indexOf(f.b)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := idx.SourceLine(x)
+	if err != nil {
+		return nil, err
+	}
+	if len(frames) == 0 {
+		return []gdriver.Frame{{}}, nil
+	}
+	out := make([]gdriver.Frame, len(frames))
+	for i, fr := range frames {
+		out[i] = gdriver.Frame(fr)
+	}
+	return out, nil
+}
+
+// Symbols returns the symbols whose names (or demangled names) match r,
+// or that hold addr, as upstream's nm-based lister does.
+func (f *objFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
+	syms, err := f.t.symbols(f.b)
+	if err != nil {
+		return nil, err
+	}
+	return findSymbols(syms, f.b.path, r, addr), nil
+}
+
+// Close does nothing: the binary stays open in its Tool until the Tool
+// is closed.
+func (f *objFile) Close() error { return nil }

@@ -1,0 +1,152 @@
+package objtool
+
+import (
+	"cmp"
+	"debug/elf"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/ianlancetaylor/demangle"
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// symbol is a group of ELF symbols at one address, as `nm -n` lists them
+// for upstream pprof: the names in name order, the largest size, and
+// where the group ends (the next group's address, or the end of its
+// section, whichever comes first).
+type symbol struct {
+	addr, end uint64 // [addr, end)
+	size      uint64
+	names     []string
+}
+
+// symbols returns b's symbol groups, reading them on first use: the
+// symbol table of the binary, else of its separate debug file, else the
+// dynamic symbols. Like nm, it lists the defined symbols other than
+// section and file symbols; unlike nm on a relocatable JIT object, it
+// gives their load addresses, not offsets in their sections.
+func (t *Tool) symbols(b *binary) ([]symbol, error) {
+	b.symsOnce.Do(func() {
+		f, each := b.f, b.f.EachSymbol
+		var debug *elfrel.File
+		switch {
+		case f.HasSymbols():
+		case f.Type != elf.ET_REL:
+			id, _ := f.BuildID()
+			if debug = findDebugFile(b.path, f, id, t.opts.DebugDirs); debug != nil && debug.HasSymbols() {
+				f, each = debug, debug.EachSymbol
+			} else {
+				each = f.EachDynamicSymbol
+			}
+		}
+		b.syms, b.symsErr = readSymbols(f, each)
+		if debug != nil {
+			debug.Close()
+		}
+	})
+	return b.syms, b.symsErr
+}
+
+// readSymbols groups the symbols each lists.
+func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error) error) ([]symbol, error) {
+	type entry struct {
+		addr, size uint64
+		name       string
+		sec        int
+	}
+	var all []entry
+	err := each(true, func(k int, s *elfrel.Symbol) error {
+		if k == 0 || s.Shndx == elf.SHN_UNDEF || s.Name == "" {
+			return nil
+		}
+		switch s.Type() {
+		case elf.STT_SECTION, elf.STT_FILE:
+			return nil
+		}
+		if f.Machine == elf.EM_AARCH64 && (strings.HasPrefix(s.Name, "$x") || strings.HasPrefix(s.Name, "$d")) {
+			return nil
+		}
+		all = append(all, entry{addr: f.SymbolAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.addr, b.addr), cmp.Compare(a.name, b.name))
+	})
+	var out []symbol
+	for i := 0; i < len(all); {
+		j := i
+		g := symbol{addr: all[i].addr, end: ^uint64(0)}
+		for ; j < len(all) && all[j].addr == g.addr; j++ {
+			if k := len(g.names); k == 0 || g.names[k-1] != all[j].name {
+				g.names = append(g.names, all[j].name)
+			}
+			g.size = max(g.size, all[j].size)
+		}
+		if j < len(all) {
+			g.end = all[j].addr
+		}
+		if sec := all[i].sec; sec > 0 && sec < len(f.Sections) {
+			s := &f.Sections[sec]
+			if secEnd := s.Addr + s.Size; s.Flags&elf.SHF_ALLOC != 0 && secEnd > g.addr && secEnd < g.end {
+				g.end = secEnd
+			}
+		}
+		out = append(out, g)
+		i = j
+	}
+	return out, nil
+}
+
+// lookupSymbol returns the group holding x, or nil.
+func lookupSymbol(syms []symbol, x uint64) *symbol {
+	i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > x }) - 1
+	if i < 0 || x >= syms[i].end {
+		return nil
+	}
+	return &syms[i]
+}
+
+// findSymbols returns the groups that match r or hold address, as
+// upstream pprof's findSymbols does with nm's output (it follows that
+// function's logic): a group holding address gives all its names, one
+// matching r the first name that matches, demangled if only the
+// demangled form does. A group ends one byte before the next, or at the
+// end of its section.
+func findSymbols(syms []symbol, file string, r *regexp.Regexp, address uint64) []*gdriver.Sym {
+	var out []*gdriver.Sym
+	for i := range syms {
+		s := &syms[i]
+		if match := matchSymbol(s.names, s.addr, s.end-1, r, address); match != nil {
+			out = append(out, &gdriver.Sym{Name: match, File: file, Start: s.addr, End: s.end - 1})
+		}
+	}
+	return out
+}
+
+// matchSymbol follows upstream pprof's function of the same name.
+func matchSymbol(names []string, start, end uint64, r *regexp.Regexp, address uint64) []string {
+	if address != 0 && address >= start && address <= end {
+		return names
+	}
+	for _, name := range names {
+		if r == nil || r.MatchString(name) {
+			return []string{name}
+		}
+		for _, o := range [][]demangle.Option{
+			{demangle.NoClones},
+			{demangle.NoParams, demangle.NoEnclosingParams},
+			{demangle.NoParams, demangle.NoEnclosingParams, demangle.NoTemplateParams},
+		} {
+			if demangled, err := demangle.ToString(name, o...); err == nil && r.MatchString(demangled) {
+				return []string{demangled}
+			}
+		}
+	}
+	return nil
+}

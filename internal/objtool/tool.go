@@ -1,0 +1,239 @@
+// Package objtool is jitpprof's object tool: the [driver.ObjTool] that
+// pprof asks for the symbols, source lines and disassembly of the
+// binaries a profile names, answered in process instead of by running
+// binutils (nm, objdump, addr2line or llvm-symbolizer) as upstream pprof
+// does.
+//
+// It reads 64-bit ELF files for x86-64 and AArch64 (package elfrel):
+// executables (PIE or not), shared libraries, kernel images and the
+// relocatable JIT objects whose section headers carry load addresses.
+// Each file is parsed once per [Tool], however many mappings and
+// profiles use it: its DWARF is indexed by package jitsym, whose frames
+// are those of llvm-symbolizer --inlining, inline frames included, and
+// its machine code is decoded by package disasm. Separate debug files
+// are found by build ID and .gnu_debuglink as llvm-symbolizer finds them;
+// compressed debug sections are read.
+//
+// Files it cannot read (Mach-O, PE, 32-bit ELF, other architectures) go
+// to a fallback tool, if one is given.
+//
+// [driver.ObjTool]: https://pkg.go.dev/github.com/google/pprof/driver#ObjTool
+package objtool
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/oncemap"
+)
+
+// Options configures a Tool.
+type Options struct {
+	// DebugDirs are the roots searched for separate debug files; nil
+	// means [DefaultDebugDir].
+	DebugDirs []string
+	// Fallback, if not nil, handles the files Tool cannot read.
+	Fallback gdriver.ObjTool
+	// Warn, if not nil, is told once per file that Fallback handles it,
+	// and why.
+	Warn func(msg string)
+}
+
+// A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
+// use. Close releases the files it keeps open.
+type Tool struct {
+	opts Options
+	bins oncemap.Map[string, *binary]
+
+	mu        sync.Mutex
+	fellBack  map[string]bool // files handed to the fallback
+	closeOnce sync.Once
+}
+
+// New returns a Tool configured by o.
+func New(o Options) *Tool {
+	if o.DebugDirs == nil {
+		o.DebugDirs = []string{DefaultDebugDir}
+	}
+	return &Tool{opts: o, fellBack: map[string]bool{}}
+}
+
+// binary is one ELF file, parsed once.
+type binary struct {
+	path    string
+	f       *elfrel.File // kept open for Disasm; nil if err
+	err     error
+	buildID string
+
+	indexOnce sync.Once
+	index     *jitsym.Symbolizer
+	indexErr  error
+
+	symsOnce sync.Once
+	syms     []symbol // sorted by address; see symbols.go
+	symsErr  error
+}
+
+// load returns the parsed ELF file at path, parsing it on first use.
+func (t *Tool) load(path string) *binary {
+	b, _ := t.bins.Get(path, func() *binary {
+		b := &binary{path: path}
+		b.f, b.err = elfrel.Open(path)
+		if b.err == nil {
+			if id, err := b.f.BuildID(); err == nil && id != nil {
+				b.buildID = fmt.Sprintf("%x", id)
+			}
+		}
+		return b
+	})
+	return b
+}
+
+// Index returns the DWARF and symbol index of the ELF file at path,
+// building it on first use; a JIT object's index serves both the JIT
+// stage and the code views.
+func (t *Tool) Index(path string) (*jitsym.Symbolizer, error) {
+	b := t.load(path)
+	if b.err != nil {
+		return nil, b.err
+	}
+	return t.indexOf(b)
+}
+
+func (t *Tool) indexOf(b *binary) (*jitsym.Symbolizer, error) {
+	b.indexOnce.Do(func() {
+		var debug *elfrel.File
+		if b.f.Type != elf.ET_REL && b.f.Section(".debug_info") < 0 && b.f.Section(".zdebug_info") < 0 {
+			id, _ := b.f.BuildID()
+			debug = findDebugFile(b.path, b.f, id, t.opts.DebugDirs)
+		}
+		b.index, b.indexErr = jitsym.NewWithDebug(b.f, debug)
+		if debug != nil {
+			debug.Close()
+		}
+	})
+	return b.index, b.indexErr
+}
+
+// Close closes every file the Tool opened. The Tool must not be used
+// afterwards.
+func (t *Tool) Close() error {
+	var first error
+	t.closeOnce.Do(func() {
+		for _, b := range t.bins.Drain() {
+			if b.f != nil {
+				if err := b.f.Close(); err != nil && first == nil {
+					first = err
+				}
+			}
+			if b.index != nil {
+				b.index.Close()
+			}
+		}
+	})
+	return first
+}
+
+// fallBack hands the file name to the fallback tool, saying so once.
+func (t *Tool) fallBack(name, why string) (gdriver.ObjTool, bool) {
+	if t.opts.Fallback == nil {
+		return nil, false
+	}
+	t.mu.Lock()
+	seen := t.fellBack[name]
+	t.fellBack[name] = true
+	t.mu.Unlock()
+	if !seen && t.opts.Warn != nil {
+		t.opts.Warn(fmt.Sprintf("%s: %s; using binutils for it", name, why))
+	}
+	return t.opts.Fallback, true
+}
+
+// Open opens the binary name for the mapping [start, limit) at file
+// offset offset, computing the base as upstream pprof does. Its errors
+// read as upstream pprof's do.
+func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol string) (gdriver.ObjFile, error) {
+	if _, err := os.Stat(name); err != nil {
+		return nil, err
+	}
+	magic, err := readMagic(name)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(magic, []byte(elf.ELFMAG)) {
+		if fb, ok := t.fallBack(name, "not an ELF file"); ok {
+			return fb.Open(name, start, limit, offset, relocationSymbol)
+		}
+		return nil, fmt.Errorf("unrecognized binary format: %s", name)
+	}
+	b := t.load(name)
+	if b.err != nil {
+		var unsupported *elfrel.UnsupportedError
+		if errors.As(b.err, &unsupported) {
+			if fb, ok := t.fallBack(name, unsupported.Msg); ok {
+				return fb.Open(name, start, limit, offset, relocationSymbol)
+			}
+		}
+		return nil, fmt.Errorf("error reading ELF file %s: %v", name, b.err)
+	}
+	m := mapping{start: start, limit: limit, offset: offset}
+	// Like upstream: only a kernel image, or a mapping that is not page
+	// aligned, has its relocation symbol looked up.
+	aligned := func(a uint64) bool { return a%pageSize == 0 }
+	if strings.Contains(name, "vmlinux") || !aligned(start) || !aligned(limit) || !aligned(offset) {
+		if relocationSymbol == "" {
+			relocationSymbol = "_stext"
+		}
+		v, ok, err := symbolValue(b.f, relocationSymbol)
+		if err != nil {
+			return nil, fmt.Errorf("error reading ELF file %s: %v", name, err)
+		}
+		if ok {
+			m.kernelOffset = &v
+		}
+	}
+	if _, err := getBase(b.f.Type, textProgHeader(b.f), m.kernelOffset, start, limit, offset); err != nil {
+		return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %v", name, name, err)
+	}
+	return &objFile{t: t, b: b, m: m}, nil
+}
+
+// readMagic returns the first 4 bytes of the file name.
+func readMagic(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("error opening %s: %v", name, err)
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil {
+		return nil, fmt.Errorf("error reading magic number from %s: %v", name, err)
+	}
+	return magic, nil
+}
+
+// symbolValue returns the value of the first symbol called name in f's
+// symbol table.
+func symbolValue(f *elfrel.File, name string) (v uint64, ok bool, err error) {
+	errFound := errors.New("found")
+	err = f.EachSymbol(true, func(_ int, s *elfrel.Symbol) error {
+		if s.Name == name {
+			v, ok = s.Value, true
+			return errFound
+		}
+		return nil
+	})
+	if err == errFound {
+		err = nil
+	}
+	return v, ok, err
+}
