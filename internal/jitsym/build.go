@@ -28,10 +28,11 @@ import (
 // .debug_info), the live heap peaks at about 24 MiB, while nameNodes
 // runs, and the index keeps 11 MiB.
 type builder struct {
-	s    *Symbolizer
-	file string
-	bo   binary.ByteOrder
-	l    *elfrel.DebugLoader
+	s       *Symbolizer
+	file    string
+	qualify bool // qualify short names with their scopes (see nameNodes)
+	bo      binary.ByteOrder
+	l       *elfrel.DebugLoader
 
 	// Sections, each loaded for the phases that read it, nil otherwise.
 	debugInfo, debugAbbrev, debugLine, debugStr, debugLineStr []byte
@@ -89,8 +90,9 @@ type walkedUnit struct {
 }
 
 // build fills s from the DWARF sections l loads.
-func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader) error {
+func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, qualify bool) error {
 	b := &builder{
+		qualify: qualify,
 		s:       s,
 		file:    s.name,
 		bo:      bo,

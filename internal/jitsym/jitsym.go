@@ -159,6 +159,7 @@ func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
 	if err := s.buildSymbols(f, each); err != nil {
 		return nil, err
 	}
+	qualify := f.Type == elf.ET_REL
 	f = debug
 	l, err := f.DebugLoader()
 	if errors.Is(err, elfrel.ErrNoDWARF) {
@@ -167,7 +168,7 @@ func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := build(s, f.ByteOrder, l); err != nil {
+	if err := build(s, f.ByteOrder, l, qualify); err != nil {
 		return nil, err
 	}
 	s.hasDWARF = len(s.units) > 0

@@ -29,6 +29,10 @@ const maxScopeDepth = 64
 // inside a namespace), and a scope that is an unnamed type (a lambda's
 // closure) has no name to give.
 //
+// Native binaries (executables and shared libraries, b.qualify false)
+// keep LLVM's short names, so that their reports read exactly as
+// upstream pprof's with llvm-symbolizer; only JIT objects are qualified.
+//
 // The walk keeps no table of entries for this. The entries are decoded
 // again here from .debug_info: each node's own (unless the walk saw that
 // it holds nothing but the reference to follow; see nodeEntry), and the
@@ -50,7 +54,7 @@ func (b *builder) nameNodes() error {
 		fn, qual := b.strBytes(r.link), ""
 		if len(fn) == 0 && r.name != 0 {
 			fn = b.strBytes(r.name)
-			if sc := b.scopeAt(r.nameDie); sc >= 0 && len(fn) > 0 && !r.external {
+			if sc := b.scopeAt(r.nameDie); b.qualify && sc >= 0 && len(fn) > 0 && !r.external {
 				if q := b.qualified(sc); q != "" && b.spendQual(len(q)+2+len(fn)) {
 					qual = q
 				}

@@ -74,8 +74,12 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
 		c.end = c.addr + c.size
 		if c.size == 0 {
-			sec := &f.Sections[sym.Section]
-			c.end = sec.Addr + sec.Size
+			if f.Type == elf.ET_REL {
+				sec := &f.Sections[sym.Section]
+				c.end = sec.Addr + sec.Size
+			} else {
+				c.end = 0 // up to the next symbol: set below
+			}
 		}
 		if c.end < c.addr { // wrapped around
 			c.end = ^uint64(0)
@@ -108,6 +112,14 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		}
 	}
 	cs = cs[:n]
+	for i := range cs {
+		if cs[i].end == 0 && cs[i].size == 0 {
+			cs[i].end = ^uint64(0)
+			if i+1 < len(cs) {
+				cs[i].end = cs[i+1].addr
+			}
+		}
+	}
 	if size > math.MaxUint32 {
 		return &elfrel.UnsupportedError{File: f.Name, Msg: "symbol names of 4 GiB or more"}
 	}

@@ -25,7 +25,14 @@ type Frame struct {
 // knows nothing about gets no frames.
 func LLVMSymbolize(t testing.TB, obj string, addrs []uint64) [][]Frame {
 	t.Helper()
-	tool := Tool(t, "llvm-symbolizer-14", "llvm-14")
+	return LLVMSymbolizeWith(t, 14, obj, addrs)
+}
+
+// LLVMSymbolizeWith is LLVMSymbolize with llvm-symbolizer of the given
+// LLVM major version.
+func LLVMSymbolizeWith(t testing.TB, version int, obj string, addrs []uint64) [][]Frame {
+	t.Helper()
+	tool := Tool(t, fmt.Sprintf("llvm-symbolizer-%d", version), fmt.Sprintf("llvm-%d", version))
 	var in bytes.Buffer
 	for _, a := range addrs {
 		fmt.Fprintf(&in, "%#x\n", a)

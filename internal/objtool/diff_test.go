@@ -1,0 +1,186 @@
+package objtool
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// oracleLLVM is the llvm-symbolizer version the object tool is compared
+// with. LLVM 14 differs from later versions (and from this tool) in one
+// way only: for DWARF 5 line tables whose directory 0 is relative, it
+// prepends DW_AT_comp_dir to it once more ("./nptl/./nptl/x.c" for
+// glibc's "./nptl/x.c"); LLVM 15 fixed that.
+const oracleLLVM = 19
+
+// TestSameFramesAsLLVMSymbolizer compares SourceLine with llvm-symbolizer
+// --inlining on real binaries: Debian's libc with its detached debug file
+// (found by build ID), libstdc++'s -g build from libstdc++6-12-dbg, a C++
+// program with deep inlining built by GCC (PIE, non-PIE, compressed debug
+// sections, stripped) and by clang, and a Go binary. Every address of a
+// sample spread over each binary's code must get the same frames:
+// function, file, line, column and start line, inline frames included.
+func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
+	dir := t.TempDir()
+	src, err := filepath.Abs("testdata/inline.cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gxx := testenv.Tool(t, "g++", "g++")
+	clangxx := testenv.Tool(t, fmt.Sprintf("clang++-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))
+	build := func(name string, cc string, args ...string) string {
+		out := filepath.Join(dir, name)
+		cmd := exec.Command(cc, append(append([]string{"-O2", "-g", "-o", out, src}, args...))...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+		return out
+	}
+	stripped := func(bin string) string {
+		out := bin + ".stripped"
+		cmd := exec.Command(testenv.Tool(t, "strip", "binutils"), "-o", out, bin)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+		return out
+	}
+	gccPIE := build("gcc-pie", gxx)
+	bins := []struct {
+		name, path string
+	}{
+		{"libc (detached debug file by build ID)", requireFile(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6")},
+		{"libstdc++ -g build", requireFile(t, "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30", "libstdc++6-12-dbg")},
+		{"g++ -O2 PIE", gccPIE},
+		{"g++ -O2 non-PIE", build("gcc-nopie", gxx, "-no-pie")},
+		{"g++ -O2 -gz (compressed debug sections)", build("gcc-gz", gxx, "-gz")},
+		{"g++ -O2 DWARF 4", build("gcc-dwarf4", gxx, "-gdwarf-4")},
+		{"clang++ -O2", build("clang", clangxx)},
+		{"stripped", stripped(gccPIE)},
+		{"Go", goBinary(t, dir)},
+	}
+	if _, err := os.Stat("/usr/lib/debug/.build-id"); err != nil {
+		testenv.Missing(t, "libc's detached debug files", "apt-get install libc6-dbg")
+	}
+	tool := New(Options{})
+	defer tool.Close()
+	total := 0
+	for _, b := range bins {
+		t.Run(b.name, func(t *testing.T) {
+			addrs := sampleCode(t, b.path, 3000)
+			want := testenv.LLVMSymbolizeWith(t, oracleLLVM, b.path, addrs)
+			f, err := tool.Open(b.path, 0, ^uint64(0), 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i, a := range addrs {
+				got, err := f.SourceLine(a)
+				if err != nil {
+					t.Fatalf("%#x: %v", a, err)
+				}
+				if len(got) == 1 && got[0] == (gdriver.Frame{}) {
+					got = nil
+				}
+				if !sameFrames(got, want[i]) {
+					if bad++; bad <= 5 {
+						t.Errorf("%#x:\n got %+v\nwant %+v", a, got, want[i])
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d addresses differ from llvm-symbolizer-%d", bad, len(addrs), oracleLLVM)
+			}
+			total += len(addrs)
+		})
+	}
+	t.Logf("%d addresses compared", total)
+}
+
+func sameFrames(got []gdriver.Frame, want []testenv.Frame) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Func != w.Func || g.File != w.File || g.Line != w.Line || g.Column != w.Column || g.StartLine != w.StartLine {
+			return false
+		}
+	}
+	return true
+}
+
+// requireFile returns path, skipping (failing in CI) if it is missing.
+func requireFile(t *testing.T, path, pkg string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		testenv.Missing(t, path, "apt-get install "+pkg)
+	}
+	return path
+}
+
+// goBinary builds testdata/hello.go.txt.
+func goBinary(t *testing.T, dir string) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/hello.go.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(dir, "gomod")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"go.mod": "module hello\n\ngo 1.22\n", "main.go": string(src)} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "hello-go")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = mod
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	return out
+}
+
+// sampleCode returns about n addresses spread evenly over the code
+// sections of the ELF file at path, plus every 7th byte of its first
+// 4 KiB of code, where functions are small and boundaries many.
+func sampleCode(t *testing.T, path string, n int) []uint64 {
+	t.Helper()
+	f, err := elfrel.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var size uint64
+	var secs []elfrel.Section
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 {
+			secs = append(secs, s)
+			size += s.Size
+		}
+	}
+	if size == 0 {
+		t.Fatalf("%s: no code", path)
+	}
+	stride := max(size/uint64(n), 1) | 1 // odd: not always at an aligned start
+	var addrs []uint64
+	for _, s := range secs {
+		for a := s.Addr; a < s.Addr+s.Size; a += stride {
+			addrs = append(addrs, a)
+		}
+	}
+	first := secs[0]
+	for a := first.Addr; a < first.Addr+min(first.Size, 4096); a += 7 {
+		addrs = append(addrs, a)
+	}
+	return addrs
+}
