@@ -6,9 +6,12 @@
 // binutils then compute a base of 0 and hand absolute addresses to
 // llvm-symbolizer or addr2line, one process for the whole object.
 //
+// With -native, obj is an executable instead, mapped at its code
+// segment as a process maps it (bench/native.sh).
+//
 // Usage:
 //
-//	synthprof -obj synth.elf -n 50000 -o profile.pb.gz
+//	synthprof [-native] -obj synth.elf -n 50000 -o profile.pb.gz
 package main
 
 import (
@@ -29,12 +32,13 @@ func main() {
 	n := flag.Int("n", 50000, "number of distinct addresses")
 	out := flag.String("o", "profile.pb.gz", "output profile")
 	seed := flag.Uint64("seed", 1, "seed of the address choice")
+	native := flag.Bool("native", false, "obj is an executable (ET_EXEC): map its code segment as the process did, not [0, ^0)")
 	flag.Parse()
 	if *obj == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	p, err := build(*obj, *n, *seed)
+	p, err := build(*obj, *n, *seed, *native)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func main() {
 
 // build returns a profile with n distinct addresses of obj's executable
 // sections, chosen uniformly over their bytes, one sample each.
-func build(obj string, n int, seed uint64) (*profile.Profile, error) {
+func build(obj string, n int, seed uint64, native bool) (*profile.Profile, error) {
 	abs, err := filepath.Abs(obj)
 	if err != nil {
 		return nil, err
@@ -76,6 +80,24 @@ func build(obj string, n int, seed uint64) (*profile.Profile, error) {
 	}
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: abs}
+	if native {
+		// The executable segment as the loader maps it: page-aligned
+		// start and offset, the way a process's memory map shows it.
+		var text *elf.ProgHeader
+		for i, ph := range f.Progs {
+			if ph.Type == elf.PT_LOAD && ph.Flags&elf.PF_X != 0 {
+				text = &f.Progs[i]
+				break
+			}
+		}
+		if text == nil {
+			return nil, fmt.Errorf("%s has no executable PT_LOAD segment", obj)
+		}
+		const page = 4096
+		m.Start = text.Vaddr &^ (page - 1)
+		m.Limit = (text.Vaddr + text.Memsz + page - 1) &^ (page - 1)
+		m.Offset = text.Off &^ (page - 1)
+	}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},

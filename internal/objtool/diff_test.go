@@ -37,7 +37,7 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 	clangxx := testenv.Tool(t, fmt.Sprintf("clang++-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))
 	build := func(name string, cc string, args ...string) string {
 		out := filepath.Join(dir, name)
-		cmd := exec.Command(cc, append(append([]string{"-O2", "-g", "-o", out, src}, args...))...)
+		cmd := exec.Command(cc, append([]string{"-O2", "-g", "-o", out, src}, args...)...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 		}

@@ -1,8 +1,10 @@
 package objtool
 
 import (
+	"cmp"
 	"debug/elf"
 	"fmt"
+	"slices"
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/ianlancetaylor/demangle"
@@ -18,9 +20,12 @@ const maxDisasmBytes = 64 << 20
 // Disasm decodes the instructions of file from start to end (file
 // addresses, end included), each with the function, file and line its
 // address has in the file's DWARF (the innermost frame, as objdump -l
-// shows it). The bytes come from the code section that holds start,
-// whatever the order of the sections: in a JIT object each function may
-// sit in a section of its own, anywhere in memory.
+// shows it). Like objdump with --start-address and --stop-address, it
+// decodes the bytes of every code section that overlaps the range, in
+// address order, whatever the order of the sections in the file: in a
+// JIT object each function may sit in a section of its own, anywhere in
+// memory, and the web views ask for a function's range widened by a few
+// hundred bytes on either side.
 func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
 	b := t.load(file)
 	if b.err != nil {
@@ -32,17 +37,16 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", file, start, end)
 	}
-	sec := codeSection(b.f, start)
-	if sec == nil {
-		return nil, fmt.Errorf("%s: no code section holds address %#x", file, start)
+	pieces := codePieces(b.f, start, end)
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("%s: no code section holds any of [%#x, %#x]", file, start, end)
 	}
-	stop := min(end, sec.Addr+sec.Size-1)
-	if stop-start >= maxDisasmBytes {
-		return nil, fmt.Errorf("%s: %d bytes to disassemble at %#x, more than the %d a function can have here", file, stop-start+1, start, maxDisasmBytes)
+	var size uint64
+	for _, p := range pieces {
+		size += p.hi - p.lo + 1
 	}
-	code := make([]byte, stop-start+1)
-	if err := b.f.ReadAt(code, sec.Offset+(start-sec.Addr)); err != nil {
-		return nil, err
+	if size > maxDisasmBytes {
+		return nil, fmt.Errorf("%s: %d bytes of code in [%#x, %#x], more than the %d a function can have here", file, size, start, end, maxDisasmBytes)
 	}
 	syms, _ := t.symbols(b) // without symbols, targets are bare addresses
 	name := func(addr uint64) (string, uint64, bool) {
@@ -52,39 +56,56 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		}
 		return demangle.Filter(s.names[0]), s.addr, true
 	}
-	insts, err := disasm.Decode(b.f.Machine, code, start, intelSyntax, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
 	idx, _ := t.indexOf(b) // without an index, instructions have no lines
-	out := make([]gdriver.Inst, len(insts))
-	for i, in := range insts {
-		out[i] = gdriver.Inst{Addr: in.Addr, Text: in.Text}
-		if idx == nil {
-			continue
+	var out []gdriver.Inst
+	for _, p := range pieces {
+		code := make([]byte, p.hi-p.lo+1)
+		if err := b.f.ReadAt(code, p.sec.Offset+(p.lo-p.sec.Addr)); err != nil {
+			return nil, err
 		}
-		if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
-			leaf := frames[0]
-			out[i].Function = demangle.Filter(leaf.Func)
-			out[i].File, out[i].Line = leaf.File, leaf.Line
+		insts, err := disasm.Decode(b.f.Machine, code, p.lo, intelSyntax, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		for _, in := range insts {
+			inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
+			if idx != nil {
+				if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
+					leaf := frames[0]
+					inst.Function = demangle.Filter(leaf.Func)
+					inst.File, inst.Line = leaf.File, leaf.Line
+				}
+			}
+			out = append(out, inst)
 		}
 	}
 	return out, nil
 }
 
-// codeSection returns the section of f with contents in the file that
-// is loaded as code and holds addr, or nil.
-func codeSection(f *elfrel.File, addr uint64) *elfrel.Section {
+// piece is the part [lo, hi] of a code section to decode.
+type piece struct {
+	sec    *elfrel.Section
+	lo, hi uint64
+}
+
+// codePieces returns the parts of [start, end] that code sections of f
+// hold, in address order: sections with contents in the file (not
+// SHT_NOBITS), loaded and executable.
+func codePieces(f *elfrel.File, start, end uint64) []piece {
+	var out []piece
 	for i := range f.Sections {
 		s := &f.Sections[i]
-		if s.Type != elf.SHT_PROGBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) != elf.SHF_ALLOC|elf.SHF_EXECINSTR {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) != elf.SHF_ALLOC|elf.SHF_EXECINSTR || s.Size == 0 {
 			continue
 		}
-		if addr >= s.Addr && addr-s.Addr < s.Size {
-			return s
+		last := s.Addr + s.Size - 1
+		if last < s.Addr || s.Addr > end || last < start {
+			continue // wraps around, or outside the range
 		}
+		out = append(out, piece{sec: s, lo: max(start, s.Addr), hi: min(end, last)})
 	}
-	return nil
+	slices.SortFunc(out, func(a, b piece) int { return cmp.Compare(a.lo, b.lo) })
+	return out
 }
 
 // fallbackFor returns the fallback tool if the file was handed to it.
