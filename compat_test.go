@@ -179,3 +179,60 @@ func busy(n int) int {
 	}
 	return x
 }
+
+// TestNativeSameAsUpstream profiles a real C++ program with gperftools
+// (its own -O2 -g code with deep inlining, libstdc++ and libc, whose
+// debug file libc6-dbg provides) and checks that this pprof, whose
+// in-process object tool reads the binaries, prints exactly what
+// upstream pprof prints with llvm-symbolizer (of LLVM 19, put first in
+// its search path with PPROF_TOOLS): the same frames, inline chains,
+// file names and lines, on every report that shows them.
+func TestNativeSameAsUpstream(t *testing.T) {
+	upstream := testenv.UpstreamPProf(t)
+	gxx := testenv.Tool(t, "g++", "g++")
+	llvmBin := "/usr/lib/llvm-19/bin"
+	if _, err := os.Stat(filepath.Join(llvmBin, "llvm-symbolizer")); err != nil {
+		testenv.Missing(t, "llvm-symbolizer of LLVM 19", "apt-get install llvm-19")
+	}
+	libprofiler := "/usr/lib/x86_64-linux-gnu/libprofiler.so"
+	if _, err := os.Stat(libprofiler); err != nil {
+		testenv.Missing(t, libprofiler, "apt-get install libgoogle-perftools-dev")
+	}
+	dir := t.TempDir()
+	bin, prof := filepath.Join(dir, "inline"), filepath.Join(dir, "cpu.prof")
+	src := filepath.Join(testenv.RepoRoot(t), "internal", "objtool", "testdata", "inline.cc")
+	if out, err := exec.Command(gxx, "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "12000000")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libprofiler, "CPUPROFILE="+prof, "CPUPROFILE_FREQUENCY=1000")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, out)
+	}
+	for _, out := range [][]string{
+		{"-top", "-lines"},
+		{"-traces", "-lines"},
+		{"-top"},
+		{"-top", "-noinlines"},
+		{"-peek", "."},
+		{"-raw"},
+		{"-tree", "-lines"},
+		{"-list", "main"},
+		{"-callgrind"},
+	} {
+		name := strings.Join(out, " ")
+		t.Run(name, func(t *testing.T) {
+			args := append(append([]string(nil), out...), bin, prof)
+			got := run(pprofCmd(t, dir, nil, args...))
+			up := exec.Command(upstream, args...)
+			up.Dir, up.Env = dir, append(cleanEnv(t), "PPROF_TOOLS="+llvmBin)
+			want := run(up)
+			if got.exitCode() != want.exitCode() || !bytes.Equal(got.stdout, want.stdout) || !bytes.Equal(got.stderr, want.stderr) {
+				t.Errorf("differs from upstream's (exit %d vs %d):\n got: %.3000s\n%s\nwant: %.3000s\n%s", got.exitCode(), want.exitCode(), got.stdout, got.stderr, want.stdout, want.stderr)
+			}
+			if !bytes.Contains(got.stdout, []byte("main")) {
+				t.Errorf("no main in the report:\n%s", got.stdout)
+			}
+		})
+	}
+}

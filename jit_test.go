@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	stdhtml "html"
 	"image/color"
 	"image/png"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -451,4 +453,88 @@ func TestJITModesAndSources(t *testing.T) {
 func objectPath(mr mcjitRun, name string) string {
 	p, _ := filepath.Abs(filepath.Join(mr.jitDir(), name+".elf"))
 	return p
+}
+
+// TestJITCodeViews checks the code views on JIT and native functions of
+// the real MCJIT profile, through jitpprof's own object tool: -disasm and
+// -weblist show each function with its own samples only (the listing's
+// flat equals the function's flat in -top -noinlines, nothing exceeds
+// 100%), every view prints the same bytes run after run, and
+// -symbolize=force, which makes upstream re-symbolize every mapping with
+// the object tool, still names the JIT functions.
+func TestJITCodeViews(t *testing.T) {
+	for _, mr := range mcjitRuns(t) {
+		t.Run(mr.name, func(t *testing.T) {
+			jit := []string{"-jit_dir", mr.jitDir(), "-unit=ms"}
+			pprofOut := func(args ...string) string {
+				t.Helper()
+				r := runPProf(t, t.TempDir(), mr.env(), append(append(jit, args...), mr.path("cpu.prof"))...)
+				return string(r.stdout)
+			}
+			top := pprofOut("-top", "-noinlines", "-nodecount=1000")
+			flatOf := func(fn string) string {
+				m := regexp.MustCompile(`(?m)^\s*(\S+)\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+` + regexp.QuoteMeta(fn) + `$`).FindStringSubmatch(top)
+				if m == nil {
+					t.Fatalf("-top -noinlines has no row for %s:\n%s", fn, top)
+				}
+				return m[1]
+			}
+			pct := regexp.MustCompile(`(\d+(?:\.\d+)?)% of Total`)
+			for _, tc := range []struct {
+				fn string
+				// inlined says that copies of fn are inlined into other
+				// functions too: the source view then shows them as well.
+				inlined bool
+			}{{"jit_sort_records", false}, {"jit_tree_sum", false}, {"jit_poly", false}, {"jit_hash_text", false}, {"leaf_crc32", false}, {"leaf_mix64", true}} {
+				fn := tc.fn
+				want := flatOf(fn)
+				var first string
+				for i := range 4 {
+					out := pprofOut("-disasm", fn)
+					if i == 0 {
+						first = out
+					} else if out != first {
+						t.Fatalf("-disasm %s printed something else in run %d:\n%s\nfirst run:\n%s", fn, i+1, out, first)
+					}
+				}
+				m := regexp.MustCompile(`(?m)^\s*(\S+)\s+\S+ \(flat, cum\)`).FindStringSubmatch(first)
+				if m == nil || !strings.Contains(first, "ROUTINE ======================== "+fn+"\n") {
+					t.Fatalf("-disasm %s lists no routine:\n%s", fn, first)
+				}
+				if got := m[1]; got != want {
+					t.Errorf("-disasm %s: flat %s, -top -noinlines says %s", fn, m[1], want)
+				}
+				for _, p := range pct.FindAllStringSubmatch(first, -1) {
+					if v, _ := strconv.ParseFloat(p[1], 64); v > 100 {
+						t.Errorf("-disasm %s: %s%% of Total", fn, p[1])
+					}
+				}
+				// The source view: the same flat, and instructions of the
+				// function itself.
+				html := filepath.Join(t.TempDir(), "weblist.html")
+				pprofOut("-weblist", fn, "-output", html)
+				data, err := os.ReadFile(html)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := htmlText(string(data))
+				if !tc.inlined && !regexp.MustCompile(`Total:\s+`+regexp.QuoteMeta(want)+`\s`).MatchString(text) {
+					t.Errorf("-weblist %s: no \"Total: %s\" header:\n%.3000s", fn, want, text)
+				}
+				if !regexp.MustCompile(`[0-9a-f]+:\s+(push|mov|sub|test|xor|lea|cmp)`).MatchString(text) {
+					t.Errorf("-weblist %s: no instructions:\n%.3000s", fn, text)
+				}
+			}
+			if out := pprofOut("-top", "-symbolize=force"); !strings.Contains(out, "jit_poly") || !strings.Contains(out, "jit_sort_records") {
+				t.Errorf("-symbolize=force lost the JIT function names:\n%s", out)
+			}
+		})
+	}
+}
+
+// htmlText returns the text of an HTML page, tags removed and entities
+// decoded.
+func htmlText(s string) string {
+	s = regexp.MustCompile(`(?s)<script.*?</script>|<style.*?</style>|<[^>]*>`).ReplaceAllString(s, "")
+	return stdhtml.UnescapeString(s)
 }

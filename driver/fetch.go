@@ -32,6 +32,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 		}
 		if p != nil {
 			f.run.jit.extend(p, src, nil, "")
+			f.run.prefetch(p)
 			return p, url, nil
 		}
 	}
@@ -44,6 +45,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 		return nil, "", err
 	}
 	f.run.jit.extend(p, src, memoryMap, local)
+	f.run.prefetch(p)
 	return p, url, nil
 }
 

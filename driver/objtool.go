@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/objtool"
 )
 
@@ -71,4 +72,36 @@ func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
 	return objtool.New(objtool.Options{
 		Warn: func(msg string) { ui.PrintErr(msg) },
 	})
+}
+
+// prefetch has the object tool start on the native binaries of p that
+// pprof's symbolizer will ask about once the profile is fetched (see
+// objtool.Tool.Prefetch): the index is built and the addresses looked up
+// on every CPU while upstream finishes fetching. It does nothing unless
+// pprof will symbolize locally.
+func (r *run) prefetch(p *profile.Profile) {
+	if r.tool == nil {
+		return
+	}
+	force := false
+	for _, o := range strings.Split(strings.ToLower(r.flags.stringFlag("symbolize")), ":") {
+		switch o {
+		case "none", "no", "remote":
+			return
+		case "force":
+			force = true
+		}
+	}
+	addrs := make(map[*profile.Mapping][]uint64)
+	for _, l := range p.Location {
+		if m := l.Mapping; m != nil && len(l.Line) == 0 && l.Address != 0 {
+			addrs[m] = append(addrs[m], l.Address)
+		}
+	}
+	for _, m := range p.Mapping {
+		if m.File == "" || m.Unsymbolizable() || (!force && (m.HasFunctions || m.HasFilenames || m.HasLineNumbers)) {
+			continue
+		}
+		r.tool.Prefetch(m.File, m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])
+	}
 }

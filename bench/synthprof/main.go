@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -32,6 +33,7 @@ func main() {
 	n := flag.Int("n", 50000, "number of distinct addresses")
 	out := flag.String("o", "profile.pb.gz", "output profile")
 	seed := flag.Uint64("seed", 1, "seed of the address choice")
+	addrsOut := flag.String("addrs", "", "also write the addresses, file addresses in hex one per line, to this file (for llvm-symbolizer)")
 	native := flag.Bool("native", false, "obj is an executable (ET_EXEC): map its code segment as the process did, not [0, ^0)")
 	flag.Parse()
 	if *obj == "" || flag.NArg() != 0 {
@@ -41,6 +43,17 @@ func main() {
 	p, err := build(*obj, *n, *seed, *native)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *addrsOut != "" {
+		var b strings.Builder
+		for _, l := range p.Location {
+			// The executable is not PIE and the JIT object's mapping is
+			// [0, ^0): either way the file's addresses are the run-time ones.
+			fmt.Fprintf(&b, "%#x\n", l.Address)
+		}
+		if err := os.WriteFile(*addrsOut, []byte(b.String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 	f, err := os.Create(*out)
 	if err != nil {

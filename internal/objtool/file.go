@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
 // objFile is one mapping of a binary: the binary's shared index with the
@@ -86,6 +87,9 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	x := addr - base
+	if fr, ok := f.b.cached(x); ok {
+		return fr, nil
+	}
 	idx, err := f.t.indexOf(f.b)
 	if err != nil {
 		return nil, err
@@ -94,14 +98,20 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
+	return toDriverFrames(frames), nil
+}
+
+// toDriverFrames converts frames for pprof; no frames at all become one
+// empty frame, as llvm-symbolizer answers for an unknown address.
+func toDriverFrames(frames []jitsym.Frame) []gdriver.Frame {
 	if len(frames) == 0 {
-		return []gdriver.Frame{{}}, nil
+		return []gdriver.Frame{{}}
 	}
 	out := make([]gdriver.Frame, len(frames))
 	for i, fr := range frames {
 		out[i] = gdriver.Frame(fr)
 	}
-	return out, nil
+	return out
 }
 
 // Symbols returns the symbols whose names (or demangled names) match r,

@@ -54,9 +54,10 @@ type Tool struct {
 	opts Options
 	bins oncemap.Map[string, *binary]
 
-	mu        sync.Mutex
-	fellBack  map[string]bool // files handed to the fallback
-	closeOnce sync.Once
+	mu          sync.Mutex
+	fellBack    map[string]bool // files handed to the fallback
+	closeOnce   sync.Once
+	prefetching sync.WaitGroup
 }
 
 // New returns a Tool configured by o.
@@ -81,6 +82,9 @@ type binary struct {
 	symsOnce sync.Once
 	syms     []symbol // sorted by address; see symbols.go
 	symsErr  error
+
+	cacheMu sync.RWMutex
+	cache   map[uint64][]gdriver.Frame // by file address, from Prefetch
 }
 
 // load returns the parsed ELF file at path, parsing it on first use.
@@ -129,6 +133,7 @@ func (t *Tool) indexOf(b *binary) (*jitsym.Symbolizer, error) {
 func (t *Tool) Close() error {
 	var first error
 	t.closeOnce.Do(func() {
+		t.prefetching.Wait()
 		for _, b := range t.bins.Drain() {
 			if b.f != nil {
 				if err := b.f.Close(); err != nil && first == nil {

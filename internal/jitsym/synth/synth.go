@@ -55,6 +55,29 @@ func Generate(dir string, nfuncs int) (string, error) {
 	return out, nil
 }
 
+// GenerateExe writes the source of nfuncs functions to dir/synth.cc, as
+// Generate does, and links it with an empty main into the non-PIE
+// executable dir/synth-exe (g++ -g -O1 -no-pie), whose path it returns:
+// a large native binary with DWARF for the native benchmarks.
+func GenerateExe(dir string, nfuncs int) (string, error) {
+	if nfuncs < 1 {
+		return "", fmt.Errorf("synth: nfuncs is %d, want at least 1", nfuncs)
+	}
+	src := filepath.Join(dir, "synth.cc")
+	if err := os.WriteFile(src, []byte(Source(nfuncs)+"\nint main() { return 0; }\n"), 0o644); err != nil {
+		return "", err
+	}
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	out := filepath.Join(dir, "synth-exe")
+	if err := Compile(cxx, "-g", "-O1", "-no-pie", "-o", out, src); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
 // Compile runs a compiler with args and returns an error carrying its
 // output if it fails.
 func Compile(compiler string, args ...string) error {

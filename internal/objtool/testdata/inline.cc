@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   for (unsigned x : v) acc.add(x);
   unsigned r = work::apply([&](unsigned i) { return work::mix2(i) ^ v[i % v.size()]; }, n);
   work::Table t;
-  for (unsigned i = 0; i < 100; i++) t.put(std::to_string(i % 7), i);
+  for (unsigned i = 0; i < 100 + n / 8; i++) t.put(std::to_string(i % 5000) + "-key", i);
   std::printf("%lu %u %d\n", acc.sum, r, t.get("3"));
   return 0;
 }

@@ -1,10 +1,12 @@
 // Command synthobj writes a synthetic JIT object dump for benchmarks: a
 // g++ -g -O1 -ffunction-sections object of many small C++ functions whose
 // sections have scattered load addresses. It prints the object's path.
+// With -exe it writes a native executable of the same functions instead
+// (g++ -g -O1 -no-pie), for the native symbolization benchmark.
 //
 // Usage:
 //
-//	synthobj [-n functions] [-dir directory]
+//	synthobj [-exe] [-n functions] [-dir directory]
 package main
 
 import (
@@ -19,12 +21,17 @@ import (
 func main() {
 	n := flag.Int("n", 40000, "number of functions")
 	dir := flag.String("dir", ".", "directory for synth.cc, synth.o and synth.elf")
+	exe := flag.Bool("exe", false, "write an executable, synth-exe, instead of a JIT object")
 	flag.Parse()
 	if flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	path, err := synth.Generate(*dir, *n)
+	generate := synth.Generate
+	if *exe {
+		generate = synth.GenerateExe
+	}
+	path, err := generate(*dir, *n)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# bench/native.sh - how fast are native binaries symbolized, measured side
+# by side: jitpprof's in-process object tool against upstream pprof's
+# binutils.
+#
+# Builds a large -g executable (FUNCS small C++ functions with inlined
+# helpers, g++ -g -O1 -no-pie; 55,000 functions make about 32 MB), a CPU
+# profile of ADDRS distinct addresses in its code behind the mapping a
+# process has for it, and times, on that profile:
+#
+#   (a) jitpprof -top: the in-process object tool
+#   (b) upstream pprof -top (the go.mod version) with llvm-symbolizer
+#       (LLVM's, found first through PPROF_TOOLS), one process per binary
+#   (c) jitpprof -top -symbolize=none: fetching and reporting, no symbols
+#   (d) jitpprof -top on the profile (a) wrote symbolized (-proto): the
+#       cost of reporting a symbolized profile, without symbolization
+#   (e) llvm-symbolizer alone, answering the same addresses
+#
+# Each is run RUNS times (SLOW_RUNS for b and e); the table gives the
+# median wall time, the ratio of (b) to it, and the peak RSS (GNU time).
+# The -top tables of (a) and (b) must be identical.
+#
+# Usage: bench/native.sh [-n FUNCS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-l LLVM] [-w WORKDIR]
+# Defaults: 55000 functions, 50000 addresses, 5 runs, 3 slow runs, LLVM
+# 19, build/bench. The executable is cached in WORKDIR between runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+funcs=55000 addrs=50000 runs=5 slow_runs=3 llvm=19 work=build/bench
+while getopts "n:a:r:s:l:w:" opt; do
+  case $opt in
+    n) funcs=$OPTARG ;;
+    a) addrs=$OPTARG ;;
+    r) runs=$OPTARG ;;
+    s) slow_runs=$OPTARG ;;
+    l) llvm=$OPTARG ;;
+    w) work=$OPTARG ;;
+    *) sed -n '2,26p' "$0" >&2; exit 2 ;;
+  esac
+done
+llvm_bin=/usr/lib/llvm-$llvm/bin
+for tool in g++ "$llvm_bin/llvm-symbolizer" /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench/native.sh: $tool not found" >&2; exit 1; }
+done
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+echo "building jitpprof and upstream pprof" >&2
+go build -o "$work/pprof" .
+go build -o "$work/upstream-pprof" github.com/google/pprof
+
+exe=$work/native-$funcs/synth-exe
+if [[ ! -f $exe ]]; then
+  echo "generating the executable ($funcs functions; g++ takes a few minutes)" >&2
+  mkdir -p "$work/native-$funcs"
+  go run ./internal/jitsym/synth/synthobj -exe -n "$funcs" -dir "$work/native-$funcs" >/dev/null
+fi
+# The profile sits alone in its directory: no JIT object is found there.
+pdir=$work/native-profile-$funcs-$addrs
+mkdir -p "$pdir"
+prof=$pdir/cpu.pb.gz
+go run ./bench/synthprof -native -obj "$exe" -n "$addrs" -o "$prof"
+go run ./bench/synthprof -native -obj "$exe" -n "$addrs" -addrs "$pdir/addrs.txt" -o /dev/null
+
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+
+# measure NAME RUNS [ENV=VALUE...] -- COMMAND...: runs it RUNS times, keeps
+# the output of the first run in $work/NAME.top, and prints
+# "NAME MEDIAN_SECONDS MAX_RSS_KB".
+measure() {
+  local name=$1 n=$2
+  shift 2
+  local env=()
+  while [[ $1 != -- ]]; do env+=("$1"); shift; done
+  shift
+  local times=() rss=0
+  for ((i = 0; i < n; i++)); do
+    env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
+      "$@" <"${STDIN:-/dev/null}" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
+    read -r t m <"$work/$name.time"
+    times+=("$t")
+    ((m > rss)) && rss=$m
+    ((i == 0)) && cp "$work/$name.out" "$work/$name.top"
+    echo "  $name run $((i + 1))/$n: ${t}s, ${m} KiB" >&2
+  done
+  local median
+  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+  echo "$name $median $rss"
+}
+
+echo "timing" >&2
+"$work/pprof" -proto -output "$pdir/symbolized.pb.gz" "$prof" 2>/dev/null
+ra=$(measure a "$runs" -- "$work/pprof" -top "$prof")
+rb=$(measure b "$slow_runs" PPROF_TOOLS="$llvm_bin" -- "$work/upstream-pprof" -top "$prof")
+rc=$(measure c "$runs" -- "$work/pprof" -top -symbolize=none "$prof")
+rd=$(measure d "$runs" -- "$work/pprof" -top "$pdir/symbolized.pb.gz")
+re=$(STDIN="$pdir/addrs.txt" measure e "$slow_runs" -- "$llvm_bin/llvm-symbolizer" --inlining --no-demangle --output-style=JSON "--obj=$exe")
+
+identical=yes
+cmp -s "$work/a.top" "$work/b.top" || identical="NO: $work/a.top differs from $work/b.top"
+
+size=$(stat -L -c %s "$exe")
+median_b=$(echo "$rb" | cut -d' ' -f2)
+row() {
+  local label=$1 r=$2
+  read -r _ t m <<<"$r"
+  awk -v l="$label" -v t="$t" -v b="$median_b" -v m="$m" -v s="$size" \
+    'BEGIN { printf "| %s | %.2f s | %.1fx | %.0f MiB (%.2fx the binary) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
+}
+
+cat <<EOF
+
+Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); LLVM $("$llvm_bin/llvm-symbolizer" --version | awk '/LLVM version/ {print $NF}')
+Binary: $funcs functions, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (.debug_info $(readelf -SW "$exe" | awk '$2==".debug_info" {printf "%.1f MiB", strtonum("0x" $6)/1048576}')); profile: $addrs distinct addresses
+Runs: median of $runs for (a), (c) and (d), of $slow_runs for (b) and (e)
+Identical -top tables for (a) and (b): $identical
+
+| run | median wall | (b) / it | peak RSS |
+|---|---|---|---|
+$(row "(a) jitpprof -top, in-process object tool" "$ra")
+$(row "(b) upstream pprof -top + llvm-symbolizer" "$rb")
+$(row "(c) jitpprof -top -symbolize=none" "$rc")
+$(row "(d) jitpprof -top on the profile already symbolized" "$rd")
+$(row "(e) llvm-symbolizer alone, same addresses" "$re")
+EOF
+[[ $identical == yes ]]
