@@ -112,7 +112,7 @@ row() {
 cat <<EOF
 
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); LLVM $("$llvm_bin/llvm-symbolizer" --version | awk '/LLVM version/ {print $NF}')
-Binary: $funcs functions, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (.debug_info $(readelf -SW "$exe" | awk '$2==".debug_info" {printf "%.1f MiB", strtonum("0x" $6)/1048576}')); profile: $addrs distinct addresses
+Binary: $funcs functions, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (.debug_info $(printf '%d' "0x$(readelf -SW "$exe" | awk '$2==".debug_info" {print $6}')" | awk '{printf "%.1f MiB", $1/1048576}')); profile: $addrs distinct addresses
 Runs: median of $runs for (a), (c) and (d), of $slow_runs for (b) and (e)
 Identical -top tables for (a) and (b): $identical
 

@@ -14,8 +14,9 @@
 // package adds the section address of SHF_ALLOC sections; see
 // [File.SymbolAddr] for the exact rule.
 //
-// Only ELFCLASS64 objects for x86-64 and AArch64 (either byte order) are
-// read; others give an [*UnsupportedError]. Headers are validated before
+// Only ELFCLASS64 files (either byte order) are read, and relocatable
+// objects only for x86-64 and AArch64, whose relocations it applies;
+// others give an [*UnsupportedError]. Headers are validated before
 // anything is allocated from them, so allocation stays bounded by the file
 // size whatever counts the headers claim.
 package elfrel
@@ -50,7 +51,7 @@ type File struct {
 	Name      string           // name used in errors
 	ByteOrder binary.ByteOrder // byte order of the object
 	Type      elf.Type         // elf.ET_REL, elf.ET_EXEC or elf.ET_DYN
-	Machine   elf.Machine      // elf.EM_X86_64 or elf.EM_AARCH64
+	Machine   elf.Machine      // any for an executable or shared library; elf.EM_X86_64 or elf.EM_AARCH64 for ET_REL
 
 	// Progs lists the program headers (none in a relocatable object).
 	Progs []elf.ProgHeader
@@ -156,7 +157,8 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("ELF type %v", f.Type)}
 	}
 	f.Machine = elf.Machine(bo.Uint16(hdr[18:]))
-	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 {
+	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 && f.Type == elf.ET_REL {
+		// Only a relocatable object needs its relocations understood.
 		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("machine %v", f.Machine)}
 	}
 	if v := bo.Uint32(hdr[20:]); v != uint32(elf.EV_CURRENT) {

@@ -13,7 +13,7 @@ import (
 // mapping's base.
 type objFile struct {
 	t *Tool
-	b *binary
+	b *binFile
 	m mapping
 
 	mu       sync.Mutex

@@ -92,7 +92,7 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 }
 
 // cached returns the frames Prefetch found for the file address x.
-func (b *binary) cached(x uint64) ([]gdriver.Frame, bool) {
+func (b *binFile) cached(x uint64) ([]gdriver.Frame, bool) {
 	b.cacheMu.RLock()
 	defer b.cacheMu.RUnlock()
 	fr, ok := b.cache[x]

@@ -28,7 +28,7 @@ type symbol struct {
 // dynamic symbols. Like nm, it lists the defined symbols other than
 // section and file symbols; unlike nm on a relocatable JIT object, it
 // gives their load addresses, not offsets in their sections.
-func (t *Tool) symbols(b *binary) ([]symbol, error) {
+func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 	b.symsOnce.Do(func() {
 		f, each := b.f, b.f.EachSymbol
 		var debug *elfrel.File

@@ -23,6 +23,8 @@ package objtool
 import (
 	"bytes"
 	"debug/elf"
+	"debug/macho"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +54,7 @@ type Options struct {
 // use. Close releases the files it keeps open.
 type Tool struct {
 	opts Options
-	bins oncemap.Map[string, *binary]
+	bins oncemap.Map[string, *binFile]
 
 	mu          sync.Mutex
 	fellBack    map[string]bool // files handed to the fallback
@@ -68,8 +70,8 @@ func New(o Options) *Tool {
 	return &Tool{opts: o, fellBack: map[string]bool{}}
 }
 
-// binary is one ELF file, parsed once.
-type binary struct {
+// binFile is one ELF file, parsed once.
+type binFile struct {
 	path    string
 	f       *elfrel.File // kept open for Disasm; nil if err
 	err     error
@@ -88,9 +90,9 @@ type binary struct {
 }
 
 // load returns the parsed ELF file at path, parsing it on first use.
-func (t *Tool) load(path string) *binary {
-	b, _ := t.bins.Get(path, func() *binary {
-		b := &binary{path: path}
+func (t *Tool) load(path string) *binFile {
+	b, _ := t.bins.Get(path, func() *binFile {
+		b := &binFile{path: path}
 		b.f, b.err = elfrel.Open(path)
 		if b.err == nil {
 			if id, err := b.f.BuildID(); err == nil && id != nil {
@@ -113,7 +115,7 @@ func (t *Tool) Index(path string) (*jitsym.Symbolizer, error) {
 	return t.indexOf(b)
 }
 
-func (t *Tool) indexOf(b *binary) (*jitsym.Symbolizer, error) {
+func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 	b.indexOnce.Do(func() {
 		var debug *elfrel.File
 		if b.f.Type != elf.ET_REL && b.f.Section(".debug_info") < 0 && b.f.Section(".zdebug_info") < 0 {
@@ -148,19 +150,23 @@ func (t *Tool) Close() error {
 	return first
 }
 
-// fallBack hands the file name to the fallback tool, saying so once.
+// fallBack hands the file name to the fallback tool, saying so once;
+// without a fallback, it says once that the file cannot be read here and
+// how to have upstream's binutils read it.
 func (t *Tool) fallBack(name, why string) (gdriver.ObjTool, bool) {
-	if t.opts.Fallback == nil {
-		return nil, false
-	}
 	t.mu.Lock()
 	seen := t.fellBack[name]
 	t.fellBack[name] = true
 	t.mu.Unlock()
 	if !seen && t.opts.Warn != nil {
-		t.opts.Warn(fmt.Sprintf("%s: %s; using binutils for it", name, why))
+		if t.opts.Fallback != nil {
+			t.opts.Warn(fmt.Sprintf("%s: %s; using binutils for it", name, why))
+		} else {
+			t.opts.Warn(fmt.Sprintf("%s: %s, which jitpprof's object tool does not read; "+
+				"run with -objtool=binutils (or PPROF_OBJTOOL=binutils) to have binutils read it", name, why))
+		}
 	}
-	return t.opts.Fallback, true
+	return t.opts.Fallback, t.opts.Fallback != nil
 }
 
 // Open opens the binary name for the mapping [start, limit) at file
@@ -175,16 +181,21 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 		return nil, err
 	}
 	if !bytes.Equal(magic, []byte(elf.ELFMAG)) {
-		if fb, ok := t.fallBack(name, "not an ELF file"); ok {
-			return fb.Open(name, start, limit, offset, relocationSymbol)
+		// Not a word about files of no object format: pprof tries the
+		// first command-line argument as a binary, and it is often a
+		// profile.
+		if format := formatOf(magic); format != "" {
+			if fb, ok := t.fallBack(name, format); ok {
+				return fb.Open(name, start, limit, offset, relocationSymbol)
+			}
 		}
 		return nil, fmt.Errorf("unrecognized binary format: %s", name)
 	}
 	b := t.load(name)
 	if b.err != nil {
 		var unsupported *elfrel.UnsupportedError
-		if errors.As(b.err, &unsupported) {
-			if fb, ok := t.fallBack(name, unsupported.Msg); ok {
+		if errors.As(b.err, &unsupported) && unsupported.Section == "" {
+			if fb, ok := t.fallBack(name, "an ELF file of a kind ("+unsupported.Msg+")"); ok {
 				return fb.Open(name, start, limit, offset, relocationSymbol)
 			}
 		}
@@ -241,4 +252,19 @@ func symbolValue(f *elfrel.File, name string) (v uint64, ok bool, err error) {
 		err = nil
 	}
 	return v, ok, err
+}
+
+// formatOf names the object file format, other than ELF, that magic
+// starts, as far as upstream pprof's binutils tell them apart, or "".
+func formatOf(magic []byte) string {
+	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
+	switch {
+	case le == macho.Magic32 || le == macho.Magic64 || be == macho.Magic32 || be == macho.Magic64:
+		return "a Mach-O file"
+	case le == macho.MagicFat || be == macho.MagicFat:
+		return "a fat Mach-O file"
+	case string(magic[:2]) == "MZ":
+		return "a PE file"
+	}
+	return ""
 }

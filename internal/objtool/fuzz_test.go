@@ -1,0 +1,59 @@
+package objtool
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// FuzzObjFile feeds arbitrary files to the object tool as a binary of
+// each mapping kind and asks every question pprof asks: no input may
+// panic or hang, and every answer is bounded by the file.
+func FuzzObjFile(f *testing.F) {
+	root := testenv.RepoRoot(f)
+	for _, seed := range []string{
+		"testdata/mcjit/golden/bin/libleaf.so",
+		"testdata/mcjit/golden/jit",
+	} {
+		path := filepath.Join(root, seed)
+		entries := []string{path}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			entries, _ = filepath.Glob(filepath.Join(path, "*.elf"))
+		}
+		for _, e := range entries {
+			if data, err := os.ReadFile(e); err == nil && len(data) < 1<<20 {
+				f.Add(data, uint64(0x500000000710))
+			}
+		}
+	}
+	f.Add([]byte("\x7fELF\x02\x01\x01"), uint64(0))
+	rx := regexp.MustCompile(".")
+	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
+		path := filepath.Join(t.TempDir(), "bin")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tool := New(Options{DebugDirs: []string{t.TempDir()}})
+		defer tool.Close()
+		for _, m := range [][3]uint64{{0, ^uint64(0), 0}, {0x400000, 0x500000, 0}, {0x7f0000000000, 0x7f0000100000, 0x1000}} {
+			of, err := tool.Open(path, m[0], m[1], m[2], "")
+			if err != nil {
+				continue
+			}
+			a := m[0] + addr%max(m[1]-m[0], 1)
+			of.ObjAddr(a)
+			of.SourceLine(a)
+			syms, _ := of.Symbols(rx, 0)
+			for i, s := range syms {
+				if i == 4 {
+					break
+				}
+				tool.Disasm(path, s.Start, min(s.End, s.Start+4096), i%2 == 0)
+			}
+			tool.Disasm(path, addr, addr+64, false)
+		}
+	})
+}
