@@ -31,9 +31,12 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # for the benchmark script,
 # Graphviz and poppler for -pdf, Chromium for the web UI and the flame
 # graph, Node.js and npm for the speedscope viewer, AArch64 binutils for
-# the disassembler's agreement test (internal/disasm).
+# the disassembler's agreement test (internal/disasm), libc's and
+# libstdc++'s debug builds for the object tool's differential test
+# (internal/objtool).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
+  libc6-dbg libstdc++6-12-dbg
   clang-14 llvm-14 llvm-14-dev
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
@@ -191,6 +194,8 @@ done
 
 step "Benchmark script on a small object (bench/jitsym.sh; the full run is in doc/performance.md)"
 bench/jitsym.sh -n 2000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
+step "Native benchmark script on a small executable (bench/native.sh; the full run is in doc/performance.md)"
+bench/native.sh -n 3000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
 
 step "Go benchmarks (one iteration each)"
 # The synthetic-object benchmark reuses the small object just built

@@ -151,10 +151,10 @@ func newRun(o *Options) *run {
 		r.transport = transport.New(r.flags)
 	}
 	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
-	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
-	r.flags.AddExtraUsage(objtoolUsage)
 	r.tool = newObjTool(&r.opts, mode, r.ui)
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
+	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
+	r.flags.AddExtraUsage(objtoolUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
 			return modeErr

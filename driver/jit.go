@@ -30,8 +30,9 @@ const jitUsage = `  JIT code (jitpprof):
                           profile's directory, the current directory and
                           /pprof_meta that holds JIT objects.
     -jit_symbolizer       How JIT objects are symbolized: inprocess (default:
-                          read each object once, in pprof) or binutils (pprof's
-                          llvm-symbolizer/addr2line, one process per object)
+                          read each object once, in pprof) or binutils (left
+                          to pprof's symbolizer and its object tool; see
+                          -objtool)
     -jit_pid              Snapshot the JIT objects of this live process through
                           the GDB JIT interface (as jitsnap does) and use them`
 

@@ -14,7 +14,8 @@ const (
 	objtoolBinutils  = "binutils"
 )
 
-const objtoolUsage = `    -objtool              How binaries are read for symbols, source lines and
+const objtoolUsage = `  Binaries (jitpprof):
+    -objtool              How binaries are read for symbols, source lines and
                           disassembly: inprocess (default: jitpprof's own ELF and
                           DWARF reader) or binutils (upstream pprof's nm, objdump,
                           addr2line/llvm-symbolizer subprocesses). Also

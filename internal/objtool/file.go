@@ -60,7 +60,7 @@ type elfMapping struct {
 }
 
 func upstreamMapping(m mapping) elfMapping {
-	return elfMapping{m.start, m.limit, m.offset, m.kernelOffset}
+	return elfMapping(m)
 }
 
 // Name returns the file's path.
