@@ -241,7 +241,7 @@ func TestBadJITInput(t *testing.T) {
 				}
 				return empty, "empty"
 			},
-			warning: `no JIT objects \(NAME\.elf, NAME\.meta\) in this directory`,
+			warning: `no JIT objects \(NAME\.elf, NAME\.meta, perf-\*\.map, jit-\*\.dump\) in this directory`,
 			symLeaf: true,
 		},
 		{

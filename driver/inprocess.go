@@ -6,12 +6,19 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/symbolizer"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
-// openInProcess opens a JIT object with jitpprof's in-process symbolizer,
-// and says once if the object has no DWARF, so that only function names
-// from its symbol table can be given.
-func (j *jitStage) openInProcess(path string) (symbolizer.Object, error) {
+// openInProcess opens a JIT object for jitpprof's in-process symbolizer:
+// an LLVM dump through the object tool's index (or jitsym when there is
+// no object tool), saying once if it has no DWARF, so that only function
+// names from its symbol table can be given; a perf map or jitdump from
+// what the JIT stage read of it.
+func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error) {
+	if obj.Kind != jprofile.LLVMDump {
+		return sourceObject{obj}, nil
+	}
+	path := obj.Path
 	var s *jitsym.Symbolizer
 	var err error
 	if j.tool != nil {
@@ -28,6 +35,25 @@ func (j *jitStage) openInProcess(path string) (symbolizer.Object, error) {
 	}
 	return inProcessObject{s: s, owned: j.tool == nil}, nil
 }
+
+// sourceObject adapts a perf map or jitdump object to symbolizer.Object.
+type sourceObject struct {
+	obj *jprofile.Object
+}
+
+func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	frames := o.obj.Frames(addr)
+	if len(frames) == 0 {
+		return nil, nil
+	}
+	out := make([]gdriver.Frame, len(frames))
+	for i, f := range frames {
+		out[i] = gdriver.Frame{Func: f.Func, File: f.File, Line: f.Line, StartLine: f.StartLine}
+	}
+	return out, nil
+}
+
+func (sourceObject) Close() error { return nil }
 
 // inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object.
 type inProcessObject struct {

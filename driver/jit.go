@@ -24,7 +24,8 @@ const (
 
 // jitUsage is the help text for the JIT flags.
 const jitUsage = `  JIT code (jitpprof):
-    -jit_dir              Directories holding JIT objects (NAME.elf, NAME.meta)
+    -jit_dir              Directories holding JIT objects (NAME.elf + NAME.meta,
+                          perf-PID.map, jit-PID.dump)
                           Comma- or path-list-separated; may be repeated.
                           Default: $PPROF_JIT_DIR, else the first of the
                           profile's directory, the current directory and
@@ -66,7 +67,7 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 	j := &jitStage{
 		ui:         ui,
 		flags:      flags,
-		dirFlag:    flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta)"),
+		dirFlag:    flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta, perf-*.map, jit-*.dump)"),
 		symFlag:    flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
 		pidFlag:    flags.Int("jit_pid", 0, "Snapshot the JIT objects of this live process and use them"),
 		extraDirs:  extraDirs,

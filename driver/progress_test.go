@@ -38,7 +38,7 @@ func TestSymbolizeProgress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ui := &testUI{}
 			j := &jitStage{ui: ui, stderrTTY: tc.tty, progressAt: 100 * time.Millisecond, warned: map[string]bool{}}
-			j.syms = symbolizer.NewCache(func(string) (symbolizer.Object, error) { return slowObject{tc.delay}, nil })
+			j.syms = symbolizer.NewCache(func(*jprofile.Object) (symbolizer.Object, error) { return slowObject{tc.delay}, nil })
 			p := &profile.Profile{}
 			var jms []jprofile.JITMapping
 			for i, path := range []string{"/jit/a.elf", "/jit/b.elf"} {

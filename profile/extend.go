@@ -74,7 +74,11 @@ func Extend(p *profile.Profile, memoryMap []byte, objs *ObjectSet) (*Result, err
 		}
 		if obj := jitObject(l, objs); obj != nil {
 			if ownedByFile(l.Mapping) {
-				res.Conflicts++
+				// Perf maps list code inside files too (V8's builtins
+				// in node's own text): there, the file is expected to win.
+				if obj.Kind == LLVMDump {
+					res.Conflicts++
+				}
 			} else {
 				jm := byObject[obj]
 				if jm == nil {

@@ -12,19 +12,32 @@ import (
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitdump"
+	"github.com/jitpprof/pprof/internal/perfmap"
 )
 
-// An Object is one JIT object: NAME.elf, the relocatable object with
-// load addresses in its section headers, and optionally NAME.meta.
+// An Object is one JIT object, read from one of the JIT source kinds:
+// NAME.elf (the relocatable object with load addresses in its section
+// headers) with optionally NAME.meta, a perf map, or a jitdump file.
 type Object struct {
-	// Path is the absolute path of NAME.elf.
+	// Kind is the kind of file the object was read from.
+	Kind Kind
+	// Path is the absolute path of NAME.elf, perf-PID.map or jit-PID.dump.
 	Path string
 	// Meta is the absolute path of NAME.meta, or "" if there is none.
 	Meta string
-	// Sections are the object's loaded, non-empty executable sections,
-	// sorted by Start. Their addresses come from the section headers of
-	// the ELF file, checked against the .meta file when there is one.
+	// Sections are the code ranges the object claims, sorted by Start:
+	// the loaded, non-empty executable sections of an LLVM dump (from the
+	// section headers of the ELF file, checked against the .meta file
+	// when there is one); the entries of a perf map and the code of a
+	// jitdump, adjacent ones merged (unnamed).
 	Sections []Section
+	// Warnings say what of the file was left out (malformed perf map
+	// lines, jitdump records); the rest is used.
+	Warnings []string
+
+	perfMap *perfmap.Map  // a perf map's entries
+	dump    *jitdump.Dump // a jitdump's final state
 }
 
 // An ObjectError reports a problem with one JIT object or directory.
@@ -36,6 +49,15 @@ type ObjectError struct {
 
 func (e *ObjectError) Error() string { return e.File + ": " + e.Err.Error() }
 
+// An ObjectWarning reports a part of a JIT source file that was left
+// out; the object itself is used.
+type ObjectWarning struct {
+	File string
+	Msg  string
+}
+
+func (w *ObjectWarning) Error() string { return w.File + ": " + w.Msg }
+
 // Unwrap returns the underlying error.
 func (e *ObjectError) Unwrap() error { return e.Err }
 
@@ -45,10 +67,12 @@ const (
 	metaExt = ".meta"
 )
 
-// objectFiles lists the JIT objects of one directory: the stems of files
-// named STEM.elf or STEM.meta, with the paths of those that exist.
+// objectFiles is one JIT object's files in a directory: STEM.elf and
+// STEM.meta (the paths of those that exist), or one perf map or jitdump.
 type objectFiles struct {
+	kind      Kind
 	elf, meta string
+	path      string // a perf map or jitdump
 }
 
 // scanDir returns the JIT object file pairs of dir, sorted by name.
@@ -61,10 +85,17 @@ func scanDir(dir string) ([]objectFiles, error) {
 	var stems []string
 	for _, e := range entries {
 		name := e.Name()
-		ext := filepath.Ext(name)
-		if (ext != elfExt && ext != metaExt) || e.IsDir() {
+		kind, ok := kindOf(name)
+		if !ok || e.IsDir() {
 			continue
 		}
+		if kind != LLVMDump {
+			// Kept apart from the LLVM dumps' stems by a name no stem has.
+			byStem["\x00"+name] = &objectFiles{kind: kind, path: filepath.Join(dir, name)}
+			stems = append(stems, "\x00"+name)
+			continue
+		}
+		ext := filepath.Ext(name)
 		stem := strings.TrimSuffix(name, ext)
 		of := byStem[stem]
 		if of == nil {
@@ -86,8 +117,9 @@ func scanDir(dir string) ([]objectFiles, error) {
 	return out, nil
 }
 
-// HasObjects reports whether dir holds any JIT object file (NAME.elf or
-// NAME.meta). It reads only the directory listing.
+// HasObjects reports whether dir holds any JIT object file (NAME.elf,
+// NAME.meta, perf-*.map or jit-*.dump). It reads only the directory
+// listing.
 func HasObjects(dir string) bool {
 	files, err := scanDir(dir)
 	return err == nil && len(files) > 0
@@ -115,7 +147,7 @@ func Load(dirs []string) (*ObjectSet, []error) {
 		case err != nil:
 			errs = append(errs, &ObjectError{File: dir, Err: fmt.Errorf("reading JIT object directory: %w", unwrapPathError(err))})
 		case len(fs) == 0:
-			errs = append(errs, &ObjectError{File: dir, Err: errors.New("no JIT objects (NAME.elf, NAME.meta) in this directory")})
+			errs = append(errs, &ObjectError{File: dir, Err: errors.New("no JIT objects (NAME.elf, NAME.meta, perf-*.map, jit-*.dump) in this directory")})
 		}
 		files = append(files, fs...)
 	}
@@ -140,6 +172,9 @@ func Load(dirs []string) (*ObjectSet, []error) {
 			errs = append(errs, objErrs[i])
 			continue
 		}
+		for _, w := range objs[i].Warnings {
+			errs = append(errs, &ObjectWarning{File: objs[i].Path, Msg: w})
+		}
 		loaded = append(loaded, objs[i])
 	}
 	set, overlaps := NewObjectSet(loaded)
@@ -150,6 +185,12 @@ func Load(dirs []string) (*ObjectSet, []error) {
 // loadObject reads one object's section table from its ELF file, and
 // checks it against the .meta file if there is one.
 func loadObject(f objectFiles) (*Object, error) {
+	switch f.kind {
+	case PerfMap:
+		return loadPerfMap(f.path)
+	case JITDump:
+		return loadJITDump(f.path)
+	}
 	if f.elf == "" {
 		return nil, &ObjectError{File: f.meta, Err: fmt.Errorf("no %s beside it; its sections stay unsymbolized",
 			filepath.Base(strings.TrimSuffix(f.meta, metaExt)+elfExt))}
@@ -188,11 +229,10 @@ type elfSection struct {
 // reads only the ELF header and the section header table, both validated
 // against the file size.
 func readELFSections(path string) ([]elfSection, error) {
-	f, err := elfrel.Open(path)
+	f, fd, err := openELF(path)
 	if err == nil {
-		if err = f.RequireRel(); err != nil {
-			f.Close()
-		}
+		defer fd.Close()
+		err = f.RequireRel()
 	}
 	if err != nil {
 		var unsupported *elfrel.UnsupportedError
@@ -205,7 +245,6 @@ func readELFSections(path string) ([]elfSection, error) {
 		}
 		return nil, err
 	}
-	defer f.Close()
 	var out []elfSection
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NULL {
@@ -228,9 +267,9 @@ func readELFSections(path string) ([]elfSection, error) {
 // every loaded executable section of the ELF is listed.
 func checkMeta(path string, elfSecs []elfSection) error {
 	fail := func(err error) error { return &ObjectError{File: path, Err: err} }
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return fail(unwrapPathError(err))
+		return fail(err)
 	}
 	defer f.Close()
 	meta, err := ParseMeta(f)
@@ -300,4 +339,22 @@ func stripFileName(err error, path string) error {
 		return errors.New(msg)
 	}
 	return err
+}
+
+// openELF opens the ELF file at path with elfrel, if it is a regular
+// file (see openRegular); the caller closes fd.
+func openELF(path string) (f *elfrel.File, fd *os.File, err error) {
+	fd, err = openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fd.Stat()
+	if err == nil {
+		f, err = elfrel.NewFile(fd, st.Size(), path)
+	}
+	if err != nil {
+		fd.Close()
+		return nil, nil, err
+	}
+	return f, fd, nil
 }

@@ -47,6 +47,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // Options says which value to sum and how finely to tell code apart.
@@ -85,8 +86,7 @@ type Frame struct {
 	// ("libc.so.6", "module.elf"), or "" if it has none.
 	Object string
 	// JIT reports JIT-compiled code: the location's mapping is a JIT
-	// object attached by jitpprof (Start 0, Limit ^uint64(0), a file
-	// whose name ends in ".elf").
+	// object attached by jitpprof (see jprofile.IsJITMapping).
 	JIT bool
 	// Inlined reports that the compiler inlined this function into the
 	// frame before it (its caller).
@@ -241,11 +241,9 @@ func (b *builder) locationFrames(l *profile.Location) []*Frame {
 }
 
 // IsJIT reports whether m is a mapping of JIT-compiled code as
-// jitpprof's extended-mapping stage makes them: Start 0, Limit
-// ^uint64(0) and the file of the object, NAME.elf.
-func IsJIT(m *profile.Mapping) bool {
-	return m != nil && m.Start == 0 && m.Limit == ^uint64(0) && strings.HasSuffix(m.File, ".elf")
-}
+// jitpprof's extended-mapping stage makes them (see
+// [jprofile.IsJITMapping]).
+func IsJIT(m *profile.Mapping) bool { return jprofile.IsJITMapping(m) }
 
 // printableName names one line of a location the way upstream's
 // graph.NodeInfo.PrintableName does (with nodeInfo's rules for when the

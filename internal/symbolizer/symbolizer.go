@@ -26,8 +26,8 @@ type Object interface {
 	Close() error
 }
 
-// An Opener opens the object file at path for symbolization.
-type Opener func(path string) (Object, error)
+// An Opener opens a JIT object for symbolization.
+type Opener func(obj *jprofile.Object) (Object, error)
 
 // Cache opens each object at most once and keeps it open until Close, so
 // that the profiles of one run (several sources, -base) share the work.
@@ -47,11 +47,11 @@ func NewCache(open Opener) *Cache {
 	return &Cache{open: open}
 }
 
-// object returns the opened object at path, opening it on first use.
-// It reports whether this call opened it.
-func (c *Cache) object(path string) (obj Object, first bool, err error) {
-	o, first := c.objects.Get(path, func() opened {
-		obj, err := c.open(path)
+// object returns the opened object, opening it on first use (objects are
+// told apart by path). It reports whether this call opened it.
+func (c *Cache) object(jo *jprofile.Object) (obj Object, first bool, err error) {
+	o, first := c.objects.Get(jo.Path, func() opened {
+		obj, err := c.open(jo)
 		return opened{obj, err}
 	})
 	return o.obj, first, o.err
@@ -122,7 +122,7 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			obj, first, err := c.object(jm.Object.Path)
+			obj, first, err := c.object(jm.Object)
 			if err != nil {
 				if first {
 					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}

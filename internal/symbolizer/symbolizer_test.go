@@ -28,7 +28,8 @@ func (o fakeObject) Close() error { *o.closed++; return nil }
 
 func TestSymbolize(t *testing.T) {
 	closed, opens := 0, map[string]int{}
-	c := NewCache(func(path string) (Object, error) {
+	c := NewCache(func(obj *jprofile.Object) (Object, error) {
+		path := obj.Path
 		opens[path]++
 		if path == "/jit/broken.elf" {
 			return nil, errors.New("unsupported machine")

@@ -1,0 +1,276 @@
+// Package perfmap reads perf map files, /tmp/perf-PID.map, in which JIT
+// runtimes (V8 with --perf-basic-prof, the JVM's perf map agent and
+// -XX:+DumpPerfMapAtExit, .NET with DOTNET_PerfMapEnabled, CPython 3.12's
+// perf trampolines, wasmtime, LuaJIT, LLVM's PerfSupportPlugin) list the
+// code they generate, one entry a line:
+//
+//	START SIZE NAME
+//
+// START and SIZE are hexadecimal, with or without a 0x prefix; NAME is the
+// rest of the line and may hold spaces ("int App.hot(int[])"). The file is
+// an append log: lines come in any order, and when code is freed and its
+// memory reused, a later line claims addresses an earlier one did; the
+// later one wins.
+//
+// [Parse] reads a map in one streaming pass and keeps, per entry, two
+// addresses and its name in one shared buffer; lookups are a binary
+// search.
+package perfmap
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"container/heap"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+)
+
+// MaxLine is the longest line Parse reads; a longer one is skipped and
+// counted as malformed.
+const MaxLine = 64 << 10
+
+// A Map is a parsed perf map: disjoint address ranges, each named by the
+// last entry of the file that covers it.
+type Map struct {
+	starts []uint64 // starts[i] is where segment i begins; sorted
+	segs   []segment
+	names  []byte
+	// Stats says what Parse met.
+	Stats Stats
+}
+
+// segment is a part [start, end) of one entry's range that no later
+// entry claims.
+type segment struct {
+	end      uint64
+	off, len uint32 // the entry's name in Map.names
+	start    uint64 // the entry's own start (of which this may be a part)
+}
+
+// Stats counts what Parse kept and what it could not use.
+type Stats struct {
+	Entries   int // lines read as entries
+	Malformed int // lines that are not START SIZE NAME, or too long
+	Empty     int // entries of size 0
+	Wrapping  int // entries whose range wraps past 2^64
+	Overlaps  int // entries that begin inside another (by address order)
+	// FirstBad is the 1-based number of the first malformed line, 0 if none.
+	FirstBad int
+}
+
+// entry is one line of the map.
+type entry struct {
+	start, end uint64
+	off, len   uint32
+	seq        int // line order: a later entry wins
+}
+
+// Parse reads a perf map from r. It fails only when r fails or the names
+// outgrow 4 GiB; lines it cannot use are counted in Map.Stats.
+func Parse(r io.Reader) (*Map, error) {
+	m := &Map{}
+	var entries []entry
+	br := bufio.NewReaderSize(r, 64<<10)
+	lineNo := 0
+	bad := func() {
+		m.Stats.Malformed++
+		if m.Stats.FirstBad == 0 {
+			m.Stats.FirstBad = lineNo
+		}
+	}
+	for {
+		line, tooLong, err := readLine(br)
+		if err == io.EOF && line == nil {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		lineNo++
+		if tooLong {
+			bad()
+			continue
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		start, size, name, ok := parseLine(line)
+		if !ok {
+			bad()
+			continue
+		}
+		m.Stats.Entries++
+		if size == 0 {
+			m.Stats.Empty++
+			continue
+		}
+		if start+size < start {
+			m.Stats.Wrapping++
+			continue
+		}
+		if uint64(len(m.names))+uint64(len(name)) > 1<<32-1 {
+			return nil, fmt.Errorf("names of more than 4 GiB")
+		}
+		entries = append(entries, entry{start: start, end: start + size, off: uint32(len(m.names)), len: uint32(len(name)), seq: len(entries)})
+		m.names = append(m.names, name...)
+	}
+	m.resolve(entries)
+	return m, nil
+}
+
+// readLine reads one line without its newline; tooLong reports a line
+// longer than MaxLine, which is consumed and not returned.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if err == io.EOF && (buf != nil || tooLong) {
+				return buf, tooLong, nil
+			}
+			return nil, tooLong, err
+		}
+		if !tooLong {
+			if len(buf)+len(chunk) > MaxLine {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if !isPrefix {
+			if buf == nil && !tooLong {
+				buf = []byte{}
+			}
+			return buf, tooLong, nil
+		}
+	}
+}
+
+// parseLine splits "START SIZE NAME".
+func parseLine(line []byte) (start, size uint64, name []byte, ok bool) {
+	f1, rest, ok1 := cutField(line)
+	f2, rest, ok2 := cutField(rest)
+	if !ok1 || !ok2 {
+		return 0, 0, nil, false
+	}
+	var err error
+	if start, err = parseHex(f1); err != nil {
+		return 0, 0, nil, false
+	}
+	if size, err = parseHex(f2); err != nil {
+		return 0, 0, nil, false
+	}
+	return start, size, bytes.TrimSpace(rest), true
+}
+
+// cutField returns the first space-separated field of b and what
+// follows it.
+func cutField(b []byte) (field, rest []byte, ok bool) {
+	b = bytes.TrimLeft(b, " \t")
+	i := bytes.IndexAny(b, " \t")
+	if i < 0 {
+		return b, nil, len(b) > 0
+	}
+	return b[:i], b[i+1:], i > 0
+}
+
+func parseHex(b []byte) (uint64, error) {
+	s := string(b)
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	return strconv.ParseUint(s, 16, 64)
+}
+
+// resolve turns the entries into disjoint segments, each part of an
+// address range going to the last entry (in file order) that covers it,
+// and counts the entries that start where another is still active.
+func (m *Map) resolve(entries []entry) {
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
+	// Boundaries: every start and end. Sweep them in order with the
+	// active entries in a heap by seq, the latest on top; entries that
+	// have ended leave the heap when they reach its top.
+	points := make([]uint64, 0, 2*len(entries))
+	for _, e := range entries {
+		points = append(points, e.start, e.end)
+	}
+	slices.Sort(points)
+	points = slices.Compact(points)
+	var active bySeq
+	next := 0
+	for i, p := range points {
+		for len(active) > 0 && active[0].end <= p {
+			heap.Pop(&active)
+		}
+		for next < len(entries) && entries[next].start == p {
+			if len(active) > 0 {
+				m.Stats.Overlaps++
+			}
+			heap.Push(&active, &entries[next])
+			next++
+		}
+		for len(active) > 0 && active[0].end <= p {
+			heap.Pop(&active)
+		}
+		if len(active) == 0 || i+1 == len(points) {
+			continue
+		}
+		top := active[0]
+		end := points[i+1]
+		if n := len(m.segs); n > 0 && m.segs[n-1].end == p && m.segs[n-1].start == top.start && m.segs[n-1].off == top.off {
+			m.segs[n-1].end = end // the same entry continues
+			continue
+		}
+		m.starts = append(m.starts, p)
+		m.segs = append(m.segs, segment{end: end, off: top.off, len: top.len, start: top.start})
+	}
+}
+
+// bySeq is a max-heap of entries by seq.
+type bySeq []*entry
+
+func (h bySeq) Len() int           { return len(h) }
+func (h bySeq) Less(i, j int) bool { return h[i].seq > h[j].seq }
+func (h bySeq) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *bySeq) Push(x any)        { *h = append(*h, x.(*entry)) }
+func (h *bySeq) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Lookup returns the name of the entry covering addr and where that
+// entry starts.
+func (m *Map) Lookup(addr uint64) (name string, start uint64, ok bool) {
+	i, found := slices.BinarySearch(m.starts, addr)
+	if !found {
+		i--
+	}
+	if i < 0 || addr >= m.segs[i].end {
+		return "", 0, false
+	}
+	s := &m.segs[i]
+	return string(m.names[s.off : s.off+s.len]), s.start, true
+}
+
+// Ranges returns the address ranges the map covers, adjacent ones merged,
+// in address order.
+func (m *Map) Ranges() [][2]uint64 {
+	var out [][2]uint64
+	for i, s := range m.segs {
+		if n := len(out); n > 0 && out[n-1][1] == m.starts[i] {
+			out[n-1][1] = s.end
+			continue
+		}
+		out = append(out, [2]uint64{m.starts[i], s.end})
+	}
+	return out
+}
+
+// Len returns the number of disjoint named ranges.
+func (m *Map) Len() int { return len(m.segs) }

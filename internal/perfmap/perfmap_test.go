@@ -1,0 +1,132 @@
+package perfmap
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParse reads maps in the formats real runtimes write and checks
+// every lookup: V8's bare hex with "JS:*" names, the JDK's 0x-prefixed
+// zero-padded fields with names holding spaces, unsorted lines, a later
+// line winning over an earlier one for the addresses they share.
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  map[uint64]string // address -> name, "" for none
+		stats Stats
+	}{
+		{
+			name: "V8",
+			input: "7f8c2e746440 3c8 JS:*work /app.js:3:14\n" +
+				"369c4b34b926 2a JS:~fib /tmp/work.js:1:13\n",
+			want: map[uint64]string{
+				0x7f8c2e746440: "JS:*work /app.js:3:14", 0x7f8c2e746807: "JS:*work /app.js:3:14",
+				0x7f8c2e746808: "", 0x7f8c2e74643f: "", 0x369c4b34b926: "JS:~fib /tmp/work.js:1:13",
+			},
+			stats: Stats{Entries: 2},
+		},
+		{
+			name:  "JDK",
+			input: "0x00007fefc8ec7a20 0x0000000000000298 int App.hot(int[])\r\n0x00007fefc8ec7000 0x10 void App.main(java.lang.String[])\n",
+			want:  map[uint64]string{0x7fefc8ec7a20: "int App.hot(int[])", 0x7fefc8ec7cb7: "int App.hot(int[])", 0x7fefc8ec700f: "void App.main(java.lang.String[])"},
+			stats: Stats{Entries: 2},
+		},
+		{
+			name:  "later entry wins where they overlap",
+			input: "1000 100 old\n1080 100 new\n",
+			want:  map[uint64]string{0x1000: "old", 0x107f: "old", 0x1080: "new", 0x10ff: "new", 0x1100: "new", 0x117f: "new", 0x1180: ""},
+			stats: Stats{Entries: 2, Overlaps: 1},
+		},
+		{
+			name:  "earlier entry keeps what the later one does not cover",
+			input: "1000 100 big\n1040 10 small\n",
+			want:  map[uint64]string{0x1000: "big", 0x1040: "small", 0x104f: "small", 0x1050: "big", 0x10ff: "big"},
+			stats: Stats{Entries: 2, Overlaps: 1},
+		},
+		{
+			name:  "duplicate: the last one wins",
+			input: "2000 20 first\n2000 20 second\n",
+			want:  map[uint64]string{0x2000: "second", 0x201f: "second"},
+			stats: Stats{Entries: 2, Overlaps: 1},
+		},
+		{
+			name:  "unsorted",
+			input: "3000 10 c\n1000 10 a\n2000 10 b\n",
+			want:  map[uint64]string{0x1000: "a", 0x2005: "b", 0x300f: "c", 0x1010: ""},
+			stats: Stats{Entries: 3},
+		},
+		{
+			name:  "bad lines are counted, the rest kept",
+			input: "zz 10 bad\n1000\n1000 10 ok\n\n1000 0 empty\nffffffffffffff00 200 wraps\n",
+			want:  map[uint64]string{0x1000: "ok"},
+			stats: Stats{Entries: 3, Malformed: 2, FirstBad: 1, Empty: 1, Wrapping: 1},
+		},
+		{
+			name:  "a line too long",
+			input: "1000 10 " + strings.Repeat("x", MaxLine) + "\n2000 10 ok\n",
+			want:  map[uint64]string{0x1000: "", 0x2000: "ok"},
+			stats: Stats{Entries: 1, Malformed: 1, FirstBad: 1},
+		},
+		{
+			name:  "no final newline",
+			input: "1000 10 last",
+			want:  map[uint64]string{0x1000: "last"},
+			stats: Stats{Entries: 1},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Parse(strings.NewReader(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for addr, want := range tc.want {
+				got, _, ok := m.Lookup(addr)
+				if got != want || ok != (want != "") {
+					t.Errorf("Lookup(%#x) = %q, %v; want %q", addr, got, ok, want)
+				}
+			}
+			if m.Stats != tc.stats {
+				t.Errorf("Stats = %+v, want %+v", m.Stats, tc.stats)
+			}
+		})
+	}
+}
+
+func TestRanges(t *testing.T) {
+	m, err := Parse(strings.NewReader("1000 10 a\n1010 10 b\n2000 10 c\n1008 4 d\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Ranges()
+	want := [][2]uint64{{0x1000, 0x1020}, {0x2000, 0x2010}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Ranges() = %x, want %x", got, want)
+	}
+}
+
+// FuzzParse: any input parses without panicking, and every address of
+// every range is named by exactly the lookup's entry.
+func FuzzParse(f *testing.F) {
+	f.Add("7f8c2e746440 3c8 JS:*work /app.js:3:14\n1000 100 old\n1080 100 new\n")
+	f.Add("0x00007fefc8ec7a20 0x0000000000000298 int App.hot(int[])\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := Parse(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		prev := uint64(0)
+		for i, r := range m.Ranges() {
+			if r[1] <= r[0] || (i > 0 && r[0] < prev) {
+				t.Fatalf("range %d %x out of order or empty", i, r)
+			}
+			prev = r[1]
+			if _, _, ok := m.Lookup(r[0]); !ok {
+				t.Fatalf("start of range %x has no name", r)
+			}
+			if _, _, ok := m.Lookup(r[1] - 1); !ok {
+				t.Fatalf("end of range %x has no name", r)
+			}
+		}
+	})
+}

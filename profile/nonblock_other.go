@@ -1,0 +1,5 @@
+//go:build !unix
+
+package profile
+
+const syscallNonblock = 0

@@ -1,0 +1,225 @@
+package profile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/jitdump"
+	"github.com/jitpprof/pprof/internal/perfmap"
+)
+
+// A Kind is the kind of file a JIT object is read from: the three JIT
+// sources jitpprof reads.
+type Kind int
+
+const (
+	// LLVMDump is NAME.elf, the relocatable object with load addresses
+	// that LLVM's debugger interface builds, with an optional NAME.meta
+	// (see jitlistener/ and jitsnap). Symbolized from its DWARF: file,
+	// line and inline frames.
+	LLVMDump Kind = iota
+	// PerfMap is perf-PID.map, the text list of code ranges and names
+	// that V8, the JVM, .NET, CPython 3.12+, wasmtime, LuaJIT and LLVM
+	// write for Linux perf. Function names only (V8's carry a script
+	// position; see [SplitV8Name]).
+	PerfMap
+	// JITDump is jit-PID.dump, perf's binary JIT format: names, line
+	// tables and the code bytes.
+	JITDump
+)
+
+func (k Kind) String() string {
+	switch k {
+	case LLVMDump:
+		return "LLVM dump"
+	case PerfMap:
+		return "perf map"
+	case JITDump:
+		return "jitdump"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// kindOf returns the kind of JIT source a directory entry name is, if
+// any: NAME.elf or NAME.meta, perf-*.map, jit-*.dump.
+func kindOf(name string) (Kind, bool) {
+	switch ext := filepath.Ext(name); {
+	case ext == elfExt || ext == metaExt:
+		return LLVMDump, true
+	case ext == ".map" && strings.HasPrefix(name, "perf-"):
+		return PerfMap, true
+	case ext == ".dump" && strings.HasPrefix(name, "jit-"):
+		return JITDump, true
+	}
+	return 0, false
+}
+
+// IsJITMapping reports whether m is a mapping the stage made for a JIT
+// object: Start 0, Limit ^uint64(0), and a file of one of the JIT source
+// kinds.
+func IsJITMapping(m *profile.Mapping) bool {
+	if m == nil || m.Start != 0 || m.Limit != ^uint64(0) {
+		return false
+	}
+	k, ok := kindOf(filepath.Base(m.File))
+	return ok && (k != LLVMDump || filepath.Ext(m.File) == elfExt)
+}
+
+// A Frame is one source-level frame of an address of a perf map or a
+// jitdump; the fields mean what they mean in pprof's driver.Frame.
+type Frame struct {
+	Func      string
+	File      string
+	Line      int
+	StartLine int
+}
+
+// Frames returns the frames of addr in o, a perf map or a jitdump, from
+// the data Load read: one frame, or none if no entry covers addr. For an
+// LLVM dump it returns nil: its DWARF is read by the object tool.
+func (o *Object) Frames(addr uint64) []Frame {
+	switch {
+	case o.perfMap != nil:
+		name, _, ok := o.perfMap.Lookup(addr)
+		if !ok {
+			return nil
+		}
+		f := Frame{Func: name}
+		if fn, file, line, ok := SplitV8Name(name); ok {
+			f = Frame{Func: fn, File: file, Line: line, StartLine: line}
+		}
+		return []Frame{f}
+	case o.dump != nil:
+		c := o.dump.Lookup(addr)
+		if c == nil {
+			return nil
+		}
+		f := Frame{Func: c.Name}
+		start := 0
+		if fn, file, line, ok := SplitV8Name(c.Name); ok {
+			f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
+		}
+		if l, ok := c.LineAt(addr); ok {
+			f.File, f.Line, f.StartLine = l.File, l.Line, start
+			if start == 0 && len(c.Lines) > 0 {
+				f.StartLine = c.Lines[0].Line
+			}
+		}
+		return []Frame{f}
+	}
+	return nil
+}
+
+// v8Name matches the names V8 gives JavaScript and WebAssembly code in
+// perf maps and jitdumps: "JS:*work /app.js:3:14" (the mark is the tier:
+// ~ Ignition, ^ Sparkplug, + Maglev, * TurboFan), also with "LazyCompile:"
+// or "Function:" in older versions.
+var v8Name = regexp.MustCompile(`^(?:JS|LazyCompile|Function|Script):[*~^+]?(\S*) (.+):(\d+):(\d+)$`)
+
+// SplitV8Name splits a V8 code name into the function, its script and
+// the line the function starts on: "JS:*work /app.js:3:14" gives "work",
+// "/app.js", 3. The tier mark is dropped, so that one function's code in
+// several tiers adds up to one row; an anonymous function is
+// "(anonymous)". Other names are left whole (ok false).
+func SplitV8Name(name string) (fn, file string, line int, ok bool) {
+	m := v8Name.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", 0, false
+	}
+	line, err := strconv.Atoi(m[3])
+	if err != nil {
+		return "", "", 0, false
+	}
+	fn = m[1]
+	if fn == "" {
+		fn = "(anonymous)"
+	}
+	return fn, m[2], line, true
+}
+
+// loadPerfMap reads a perf map's ranges into an Object.
+func loadPerfMap(path string) (*Object, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &ObjectError{File: path, Err: err}
+	}
+	defer f.Close()
+	m, err := perfmap.Parse(f)
+	if err != nil {
+		return nil, &ObjectError{File: path, Err: err}
+	}
+	obj := &Object{Kind: PerfMap, Path: path, perfMap: m}
+	for _, r := range m.Ranges() {
+		obj.Sections = append(obj.Sections, Section{Start: r[0], Size: r[1] - r[0]})
+	}
+	st := m.Stats
+	if st.Malformed > 0 {
+		obj.Warnings = append(obj.Warnings, fmt.Sprintf("%d lines are not START SIZE NAME (the first is line %d); they are ignored", st.Malformed, st.FirstBad))
+	}
+	if st.Wrapping > 0 {
+		obj.Warnings = append(obj.Warnings, fmt.Sprintf("%d entries wrap around the address space; they are ignored", st.Wrapping))
+	}
+	if st.Overlaps > 0 {
+		obj.Warnings = append(obj.Warnings, fmt.Sprintf("%d entries overlap earlier ones; where they do, the entry later in the file wins", st.Overlaps))
+	}
+	if len(obj.Sections) == 0 {
+		return nil, &ObjectError{File: path, Err: fmt.Errorf("no code ranges (of %d entries)", st.Entries)}
+	}
+	return obj, nil
+}
+
+// loadJITDump reads a jitdump file's final state into an Object.
+func loadJITDump(path string) (*Object, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &ObjectError{File: path, Err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &ObjectError{File: path, Err: err}
+	}
+	d, err := jitdump.Read(f, st.Size(), path)
+	if err != nil {
+		return nil, &ObjectError{File: path, Err: stripFileName(err, path)}
+	}
+	obj := &Object{Kind: JITDump, Path: path, dump: d, Warnings: d.Warnings}
+	for _, c := range d.Code {
+		if n := len(obj.Sections); n > 0 && obj.Sections[n-1].Limit() == c.Addr {
+			obj.Sections[n-1].Size += c.Size
+			continue
+		}
+		obj.Sections = append(obj.Sections, Section{Start: c.Addr, Size: c.Size})
+	}
+	if len(obj.Sections) == 0 {
+		return nil, &ObjectError{File: path, Err: fmt.Errorf("no code loaded")}
+	}
+	return obj, nil
+}
+
+// openRegular opens path for reading if it is a regular file, without
+// blocking on anything else (a FIFO named like a JIT file would block an
+// ordinary open forever), and checks again once it is open.
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonblock, 0)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("not a regular file once opened")
+	}
+	return f, nil
+}
