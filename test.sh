@@ -139,6 +139,16 @@ else
   echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
 fi
 
+step "Fresh Node.js fixtures (perf map and jitdump of a real node run)"
+if command -v node >/dev/null && [[ -f /usr/lib/x86_64-linux-gnu/libprofiler.so ]]; then
+  testdata/node/generate.sh "$build/node"
+  export JITPPROF_FRESH_NODE=$build/node
+elif [[ ${CI:-} == true ]]; then
+  fail "node or libprofiler.so missing: cannot regenerate the Node.js fixtures"
+else
+  echo "warning: node or gperftools missing; tests use only the checked-in fixtures" >&2
+fi
+
 step "The dump listener with MCJIT and ORC, LLVM $llvm_versions (jitlistener/test.sh)"
 for v in $llvm_versions; do
   if command -v "llvm-config-$v" >/dev/null; then

@@ -105,7 +105,10 @@ func (o *Object) Frames(addr uint64) []Frame {
 			f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
 		}
 		if l, ok := c.LineAt(addr); ok {
-			f.File, f.Line, f.StartLine = l.File, l.Line, start
+			if f.File == "" {
+				f.File = l.File
+			} // else V8 code: its script, whatever file the entry names (see loadJITDump)
+			f.Line, f.StartLine = l.Line, start
 			if start == 0 && len(c.Lines) > 0 {
 				f.StartLine = c.Lines[0].Line
 			}
@@ -189,6 +192,24 @@ func loadJITDump(path string) (*Object, error) {
 		return nil, &ObjectError{File: path, Err: stripFileName(err, path)}
 	}
 	obj := &Object{Kind: JITDump, Path: path, dump: d, Warnings: d.Warnings}
+	// Node 20 writes some line entries whose file name is not the
+	// script's (a few characters of something else, "me" for
+	// /app/work.js): for V8 code, the script in the code's name is used
+	// instead, with the entry's line.
+	wrong := 0
+	for _, c := range d.Code {
+		if _, script, _, ok := SplitV8Name(c.Name); ok {
+			for _, l := range c.Lines {
+				if l.File != script {
+					wrong++
+					break
+				}
+			}
+		}
+	}
+	if wrong > 0 {
+		obj.Warnings = append(obj.Warnings, fmt.Sprintf("%d functions have line entries naming a file other than their script; their script is used", wrong))
+	}
 	for _, c := range d.Code {
 		if n := len(obj.Sections); n > 0 && obj.Sections[n-1].Limit() == c.Addr {
 			obj.Sections[n-1].Size += c.Size

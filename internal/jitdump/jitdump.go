@@ -123,7 +123,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	var loads []*Code             // in file order
 	var pending map[uint64][]Line // debug info waiting for its CODE_LOAD, by code address
 	off := hsize
-	badNames := 0
+	badNames, outside := 0, 0
 	for off < size {
 		id, total, err := rd.recordHeader(off)
 		if err != nil {
@@ -141,7 +141,15 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			if lines, ok := pending[c.Addr]; ok {
-				c.Lines = lines
+				// Node 20 writes some entries with garbage addresses
+				// (and lines): an entry outside its code is dropped.
+				for _, l := range lines {
+					if l.Addr >= c.Addr && l.Addr-c.Addr < c.Size {
+						c.Lines = append(c.Lines, l)
+					} else {
+						outside++
+					}
+				}
 				delete(pending, c.Addr)
 			}
 			live[c.index] = c
@@ -181,6 +189,9 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		default: // CODE_UNWINDING_INFO and unknown records: skipped by size
 		}
 		off = end
+	}
+	if outside > 0 {
+		d.warn("%d line entries that lie outside their code were dropped", outside)
 	}
 	if badNames > 0 {
 		d.warn("%d CODE_DEBUG_INFO records with file names that are not text were dropped", badNames)

@@ -1,0 +1,309 @@
+package jitdump
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writer builds jitdump files for the tests.
+type writer struct {
+	bo  binary.ByteOrder
+	buf bytes.Buffer
+}
+
+func newWriter(bo binary.ByteOrder, flags uint64) *writer {
+	w := &writer{bo: bo}
+	w.u32(Magic)
+	w.u32(1)
+	w.u32(fileHeaderSize)
+	w.u32(62) // EM_X86_64
+	w.u32(0)
+	w.u32(4242)
+	w.u64(1)
+	w.u64(flags)
+	return w
+}
+
+func (w *writer) u32(v uint32) { binary.Write(&w.buf, w.bo, v) }
+func (w *writer) u64(v uint64) { binary.Write(&w.buf, w.bo, v) }
+
+// record appends a record of type id with body.
+func (w *writer) record(id uint32, body []byte) {
+	w.u32(id)
+	w.u32(uint32(recordHeaderSize + len(body)))
+	w.u64(7)
+	w.buf.Write(body)
+}
+
+func (w *writer) body(f func(b *writer)) []byte {
+	b := &writer{bo: w.bo}
+	f(b)
+	return b.buf.Bytes()
+}
+
+func (w *writer) load(addr, size, index uint64, name string) {
+	w.record(recCodeLoad, w.body(func(b *writer) {
+		b.u32(4242)
+		b.u32(4243)
+		b.u64(addr)
+		b.u64(addr)
+		b.u64(size)
+		b.u64(index)
+		b.buf.WriteString(name + "\x00")
+		b.buf.Write(make([]byte, size))
+	}))
+}
+
+func (w *writer) move(oldAddr, newAddr, size, index uint64) {
+	w.record(recCodeMove, w.body(func(b *writer) {
+		b.u32(4242)
+		b.u32(4243)
+		b.u64(newAddr)
+		b.u64(oldAddr)
+		b.u64(newAddr)
+		b.u64(size)
+		b.u64(index)
+	}))
+}
+
+func (w *writer) debug(addr uint64, lines ...Line) {
+	w.record(recCodeDebugInfo, w.body(func(b *writer) {
+		b.u64(addr)
+		b.u64(uint64(len(lines)))
+		for _, l := range lines {
+			b.u64(l.Addr + ELFHeaderSkew)
+			b.u32(uint32(l.Line))
+			b.u32(0)
+			b.buf.WriteString(l.File + "\x00")
+		}
+	}))
+}
+
+func read(t *testing.T, data []byte) (*Dump, error) {
+	t.Helper()
+	return Read(bytes.NewReader(data), int64(len(data)), "x.dump")
+}
+
+// TestRead checks the final state for both byte orders: loads, a move,
+// a later load over the same addresses, debug info with the +0x40 skew
+// undone and "\xff" meaning the previous file, an unwinding record and an
+// unknown one skipped, garbage in the header's flags, and CODE_CLOSE.
+func TestRead(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		w := newWriter(bo, 0xdeadbeefcafe) // LLVM 19 ORC's flags are garbage too
+		w.debug(0x1000, Line{Addr: 0x1000, File: "/a.js", Line: 3}, Line{Addr: 0x1010, File: "\xff", Line: 4})
+		w.load(0x1000, 0x20, 1, "JS:*a /a.js:3:1")
+		w.load(0x2000, 0x10, 2, "b")
+		w.move(0x2000, 0x3000, 0x10, 2)
+		w.record(recUnwindingInfo, make([]byte, 24))
+		w.record(99, []byte("future"))
+		w.load(0x1010, 0x10, 3, "c") // over a's second half: c wins, a is dropped
+		w.record(recCodeClose, nil)
+		w.load(0x5000, 0x10, 4, "after close")
+		d, err := read(t, w.buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Machine != 62 || d.PID != 4242 || len(d.Warnings) != 0 {
+			t.Errorf("machine %d pid %d warnings %q", d.Machine, d.PID, d.Warnings)
+		}
+		var got []string
+		for _, c := range d.Code {
+			got = append(got, c.Name)
+		}
+		if strings.Join(got, ",") != "c,b" || d.Lookup(0x3005).Name != "b" || d.Lookup(0x2005) != nil || d.Lookup(0x1005) != nil {
+			t.Fatalf("%v: code %q", bo, got)
+		}
+	}
+	// Lines, without the overlapping load.
+	w := newWriter(binary.LittleEndian, 0)
+	w.debug(0x1000, Line{Addr: 0x1000, File: "/a.js", Line: 3}, Line{Addr: 0x1010, File: "\xff", Line: 4})
+	w.load(0x1000, 0x20, 1, "JS:*a /a.js:3:1")
+	w.move(0x1000, 0x9000, 0x20, 1)
+	d, err := read(t, w.buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Lookup(0x9018)
+	if c == nil {
+		t.Fatal("moved code not found")
+	}
+	for addr, want := range map[uint64]Line{0x9000: {0x9000, "/a.js", 3}, 0x900f: {0x9000, "/a.js", 3}, 0x9010: {0x9010, "/a.js", 4}, 0x901f: {0x9010, "/a.js", 4}} {
+		if l, ok := c.LineAt(addr); !ok || l != want {
+			t.Errorf("LineAt(%#x) = %+v, %v; want %+v", addr, l, ok, want)
+		}
+	}
+}
+
+// TestBadInput: every broken file gives an error naming the problem, or
+// the records before the damage with a warning; never a panic.
+func TestBadInput(t *testing.T) {
+	good := func() *writer {
+		w := newWriter(binary.LittleEndian, 0)
+		w.load(0x1000, 0x20, 1, "a")
+		return w
+	}
+	for _, tc := range []struct {
+		name    string
+		data    func() []byte
+		wantErr string // Read fails with this
+		warn    string // or warns with this
+		code    int    // pieces of code kept
+	}{
+		{name: "empty", data: func() []byte { return nil }, wantErr: "too short"},
+		{name: "wrong magic", data: func() []byte { b := good().buf.Bytes(); copy(b, "ELF\x7f"); return b }, wantErr: "bad magic"},
+		{name: "header size past the end", data: func() []byte {
+			b := good().buf.Bytes()
+			binary.LittleEndian.PutUint32(b[8:], 1<<30)
+			return b
+		}, wantErr: "header size"},
+		{name: "truncated record", data: func() []byte { b := good().buf.Bytes(); return b[:len(b)-5] }, warn: "record of type 0 claims", code: 0},
+		{name: "record size too small", data: func() []byte {
+			w := good()
+			w.u32(recCodeLoad)
+			w.u32(4)
+			w.u64(0)
+			return w.buf.Bytes()
+		}, warn: "claims 4 bytes", code: 1},
+		{name: "code size past the record", data: func() []byte {
+			w := good()
+			w.record(recCodeLoad, w.body(func(b *writer) {
+				b.u32(1)
+				b.u32(1)
+				b.u64(0x5000)
+				b.u64(0x5000)
+				b.u64(1 << 40)
+				b.u64(9)
+				b.buf.WriteString("big\x00")
+			}))
+			return w.buf.Bytes()
+		}, warn: "code of 1099511627776 bytes", code: 1},
+		{name: "unterminated name", data: func() []byte {
+			w := good()
+			w.record(recCodeLoad, append(make([]byte, 40), "noterminator"...))
+			return w.buf.Bytes()
+		}, warn: "unterminated", code: 1},
+		{name: "huge line count", data: func() []byte {
+			w := good()
+			w.record(recCodeDebugInfo, w.body(func(b *writer) { b.u64(0x1000); b.u64(1 << 60) }))
+			return w.buf.Bytes()
+		}, warn: "cannot fit", code: 1},
+		{name: "garbage file names", data: func() []byte {
+			w := newWriter(binary.LittleEndian, 0)
+			w.debug(0x1000, Line{Addr: 0x1000, File: "\x01\x02garbage", Line: 3})
+			w.load(0x1000, 0x20, 1, "a")
+			return w.buf.Bytes()
+		}, warn: "1 CODE_DEBUG_INFO records with file names that are not text were dropped", code: 1},
+		{name: "zero-size and wrapping code", data: func() []byte {
+			w := good()
+			w.load(0x2000, 0, 2, "empty")
+			w.record(recCodeLoad, w.body(func(b *writer) {
+				b.u32(1)
+				b.u32(1)
+				b.u64(^uint64(0) - 4)
+				b.u64(^uint64(0) - 4)
+				b.u64(16)
+				b.u64(3)
+				b.buf.WriteString("wraps\x00")
+				b.buf.Write(make([]byte, 16))
+			}))
+			return w.buf.Bytes()
+		}, code: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := read(t, tc.data())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "x.dump") {
+					t.Fatalf("error %v, want one naming x.dump and saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.warn != "" && !strings.Contains(strings.Join(d.Warnings, "\n"), tc.warn) {
+				t.Errorf("warnings %q, want %q", d.Warnings, tc.warn)
+			}
+			if len(d.Code) != tc.code {
+				t.Errorf("%d pieces of code, want %d", len(d.Code), tc.code)
+			}
+		})
+	}
+}
+
+// TestV8LineSkew reads the jitdump Node.js 20 wrote for the checked-in
+// fixture (testdata/node) and checks that undoing the +0x40 puts V8's line
+// entries where its code is: the first one of nearly every function is
+// at the function's first byte (V8 starts each line table at pc offset
+// 0). Taken as written, as perf and samply take them, no function's
+// entries start at its first byte, and the last ones of some lie past
+// its end.
+func TestV8LineSkew(t *testing.T) {
+	paths, _ := filepath.Glob("../../testdata/node/golden/prof/jit-*.dump")
+	if len(paths) != 1 {
+		t.Fatalf("fixture jitdump: %q", paths)
+	}
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := read(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLines, atStart, pastEndUncorrected := 0, 0, 0
+	for _, c := range d.Code {
+		if len(c.Lines) == 0 {
+			continue
+		}
+		withLines++
+		if c.Lines[0].Addr == c.Addr {
+			atStart++
+		}
+		for _, l := range c.Lines {
+			if l.Addr < c.Addr || l.Addr-c.Addr >= c.Size {
+				t.Errorf("%s: line entry at %#x outside [%#x, +%#x)", c.Name, l.Addr, c.Addr, c.Size)
+				break
+			}
+		}
+		if last := c.Lines[len(c.Lines)-1].Addr + ELFHeaderSkew; last-c.Addr >= c.Size {
+			pastEndUncorrected++
+		}
+	}
+	if withLines < 20 || atStart*10 < withLines*9 {
+		t.Errorf("%d functions with lines, %d of them with the first entry at their start", withLines, atStart)
+	}
+	if pastEndUncorrected == 0 {
+		t.Errorf("no function would have entries past its end without the correction: is the fixture exercising it?")
+	}
+	t.Logf("%d functions with line tables; uncorrected, %d would have entries past their end", withLines, pastEndUncorrected)
+}
+
+// FuzzRead: no input panics, and what is kept is sorted and disjoint.
+func FuzzRead(f *testing.F) {
+	w := newWriter(binary.LittleEndian, 0)
+	w.debug(0x1000, Line{Addr: 0x1000, File: "/a.js", Line: 3})
+	w.load(0x1000, 0x20, 1, "a")
+	w.move(0x1000, 0x2000, 0x20, 1)
+	f.Add(w.buf.Bytes())
+	f.Add(newWriter(binary.BigEndian, 0).buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Read(bytes.NewReader(data), int64(len(data)), "f.dump")
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(d.Code); i++ {
+			if d.Code[i].Addr < d.Code[i-1].Addr+d.Code[i-1].Size {
+				t.Fatalf("code %d overlaps code %d", i, i-1)
+			}
+		}
+		for _, c := range d.Code {
+			d.Lookup(c.Addr)
+			c.LineAt(c.Addr)
+		}
+	})
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// nodeRuns returns the checked-in Node.js fixtures, and the fresh ones
+// ./test.sh generates when JITPPROF_FRESH_NODE names them (required
+// under CI).
+func nodeRuns(t *testing.T) map[string]string {
+	t.Helper()
+	runs := map[string]string{"golden": filepath.Join(testenv.RepoRoot(t), "testdata", "node", "golden")}
+	if dir := os.Getenv("JITPPROF_FRESH_NODE"); dir != "" {
+		runs["fresh"] = dir
+	} else if testenv.InCI() {
+		t.Fatal("JITPPROF_FRESH_NODE is not set: under CI, ./test.sh must regenerate the Node.js fixtures")
+	}
+	return runs
+}
+
+// TestNodePerfMap runs pprof on a real gperftools profile of Node.js
+// with --perf-basic-prof, the perf map beside the profile (found with no
+// flag), and checks the JavaScript functions' flat values against a
+// reference computed here from the raw profile and the map, the simple
+// way: the leaf address of each sample not in a file mapping, looked up
+// in the map's lines (the last line covering it wins), V8's name cut at
+// the tier mark and the script.
+func TestNodePerfMap(t *testing.T) {
+	for name, dir := range nodeRuns(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(dir, "basic")
+			maps, _ := filepath.Glob(filepath.Join(dir, "perf-*.map"))
+			if len(maps) != 1 {
+				t.Fatalf("want one perf map in %s, have %q", dir, maps)
+			}
+			lines := readPerfMapLines(t, maps[0])
+			want := referenceFlat(t, filepath.Join(dir, "cpu.prof"), func(addr uint64) string {
+				name := ""
+				for _, l := range lines {
+					if addr >= l.start && addr-l.start < l.size {
+						name = l.name // the last covering line wins
+					}
+				}
+				return v8Function(name)
+			})
+			out := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=200", "-unit=ms", filepath.Join(dir, "cpu.prof"))
+			checkFlat(t, string(out.stdout), want, []string{"fib", "sieve", "main"})
+			if !strings.Contains(string(out.stderr), "JIT objects: using 1 from "+dir) {
+				t.Errorf("stderr does not say the perf map was used:\n%s", out.stderr)
+			}
+		})
+	}
+}
+
+// TestNodeJITDump runs pprof on a real profile of Node.js with
+// --perf-prof, the jitdump beside it, and checks the functions' flat
+// values against a reference computed from the jitdump's CODE_LOAD
+// records read here, and their lines against work.js itself: each
+// function's samples must be at lines of its own body.
+func TestNodeJITDump(t *testing.T) {
+	for name, dir := range nodeRuns(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(dir, "prof")
+			dumps, _ := filepath.Glob(filepath.Join(dir, "jit-*.dump"))
+			if len(dumps) != 1 {
+				t.Fatalf("want one jitdump in %s, have %q", dir, dumps)
+			}
+			loads := readCodeLoads(t, dumps[0])
+			want := referenceFlat(t, filepath.Join(dir, "cpu.prof"), func(addr uint64) string {
+				name := ""
+				for _, l := range loads {
+					if addr >= l.start && addr-l.start < l.size {
+						name = l.name
+					}
+				}
+				return v8Function(name)
+			})
+			prof := filepath.Join(dir, "cpu.prof")
+			out := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=200", "-unit=ms", prof)
+			checkFlat(t, string(out.stdout), want, []string{"fib", "sieve", "main"})
+
+			// Lines: every fib, sieve and main row of -top -lines is at a
+			// line of that function's body in work.js.
+			src, err := os.ReadFile(filepath.Join(dir, "work.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := functionLines(string(src))
+			lines := runPProf(t, t.TempDir(), nil, "-top", "-lines", "-nodecount=200", prof)
+			// The script's path is where generate.sh ran it. TurboFan
+			// inlines fib, sieve and strwork into main, whose line
+			// entries then name the inlined functions' lines (a jitdump
+			// has no inline frames): main's rows may be at any function's
+			// lines, fib's and sieve's only at their own.
+			rows := regexp.MustCompile(`(?m) (fib|sieve|main) (\S+):(\d+)$`).FindAllStringSubmatch(string(lines.stdout), -1)
+			if len(rows) == 0 {
+				t.Fatalf("-top -lines has no row for fib, sieve or main with a file:line:\n%s", lines.stdout)
+			}
+			inBody := func(fn string, line int) bool {
+				for name, b := range body {
+					if (fn == "main" || fn == name) && line >= b[0] && line <= b[1] {
+						return true
+					}
+				}
+				return false
+			}
+			for _, r := range rows {
+				line, _ := strconv.Atoi(r[3])
+				if filepath.Base(r[2]) != "work.js" || !filepath.IsAbs(r[2]) || !inBody(r[1], line) {
+					t.Errorf("%s at %s:%d, want work.js:%d-%d", r[1], r[2], line, body[r[1]][0], body[r[1]][1])
+				}
+			}
+		})
+	}
+}
+
+type codeRange struct {
+	start, size uint64
+	name        string
+}
+
+// readPerfMapLines reads a perf map line by line, in file order.
+func readPerfMapLines(t *testing.T, path string) []codeRange {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []codeRange
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), " ", 3)
+		if len(fields) != 3 {
+			continue
+		}
+		start, err1 := strconv.ParseUint(strings.TrimPrefix(fields[0], "0x"), 16, 64)
+		size, err2 := strconv.ParseUint(strings.TrimPrefix(fields[1], "0x"), 16, 64)
+		if err1 == nil && err2 == nil {
+			out = append(out, codeRange{start, size, fields[2]})
+		}
+	}
+	return out
+}
+
+// readCodeLoads returns the CODE_LOAD records of a little-endian jitdump
+// written by V8, in file order, with CODE_MOVE applied.
+func readCodeLoads(t *testing.T, path string) []codeRange {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if len(data) < 40 || le.Uint32(data) != 0x4A695444 {
+		t.Fatalf("%s: not a little-endian jitdump", path)
+	}
+	var out []codeRange
+	byIndex := map[uint64]int{}
+	for off := int(le.Uint32(data[8:])); off+16 <= len(data); {
+		id, size := le.Uint32(data[off:]), int(le.Uint32(data[off+4:]))
+		rec := data[off+16 : off+size]
+		switch id {
+		case 0: // CODE_LOAD
+			name := rec[40:]
+			name = name[:slices.Index(name, 0)]
+			byIndex[le.Uint64(rec[32:])] = len(out)
+			out = append(out, codeRange{le.Uint64(rec[16:]), le.Uint64(rec[24:]), string(name)})
+		case 1: // CODE_MOVE
+			if i, ok := byIndex[le.Uint64(rec[40:])]; ok {
+				out[i].start = le.Uint64(rec[24:])
+			}
+		case 3:
+			return out
+		}
+		off += size
+	}
+	return out
+}
+
+// v8Function is the function of a V8 code name: "JS:*fib /x.js:1:13"
+// is "fib"; other names are themselves.
+func v8Function(name string) string {
+	rest, ok := strings.CutPrefix(name, "JS:")
+	if !ok {
+		return name
+	}
+	rest = strings.TrimLeft(rest, "*~^+")
+	fn, _, _ := strings.Cut(rest, " ")
+	return fn
+}
+
+// referenceFlat sums the profile's CPU time (ms) per function of the
+// leaf addresses outside file mappings, named by name.
+func referenceFlat(t *testing.T, prof string, name func(uint64) string) map[string]int64 {
+	t.Helper()
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The profile's own memory map, as upstream parsed it: only named
+	// file mappings count as files here.
+	inFile := func(addr uint64) bool {
+		for _, m := range p.Mapping {
+			if m.File != "" && !strings.HasPrefix(m.File, "[") && addr >= m.Start && addr < m.Limit {
+				return true
+			}
+		}
+		return false
+	}
+	want := map[string]int64{}
+	for _, s := range p.Sample {
+		addr := s.Location[0].Address
+		if inFile(addr) {
+			continue
+		}
+		if n := name(addr); n != "" {
+			want[n] += s.Value[1] / 1e6
+		}
+	}
+	return want
+}
+
+// checkFlat checks the flat values -top -unit=ms prints for fns.
+func checkFlat(t *testing.T, top string, want map[string]int64, fns []string) {
+	t.Helper()
+	for _, fn := range fns {
+		m := regexp.MustCompile(`(?m)^\s*(\d+)ms\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+` + fn + `$`).FindStringSubmatch(top)
+		if m == nil {
+			t.Errorf("-top has no row for %s:\n%s", fn, top)
+			continue
+		}
+		got, _ := strconv.ParseInt(m[1], 10, 64)
+		if got != want[fn] || got == 0 {
+			t.Errorf("%s: flat %dms, reference %dms", fn, got, want[fn])
+		}
+	}
+}
+
+// functionLines returns the first and last line of each top-level
+// function of a JavaScript source, by its braces.
+func functionLines(src string) map[string][2]int {
+	out := map[string][2]int{}
+	lines := strings.Split(src, "\n")
+	re := regexp.MustCompile(`^function (\w+)\(`)
+	for i := 0; i < len(lines); i++ {
+		m := re.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		depth, j := 0, i
+		for ; j < len(lines); j++ {
+			depth += strings.Count(lines[j], "{") - strings.Count(lines[j], "}")
+			if depth == 0 {
+				break
+			}
+		}
+		out[m[1]] = [2]int{i + 1, j + 1}
+	}
+	return out
+}
