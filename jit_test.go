@@ -538,3 +538,59 @@ func htmlText(s string) string {
 	s = regexp.MustCompile(`(?s)<script.*?</script>|<style.*?</style>|<[^>]*>`).ReplaceAllString(s, "")
 	return stdhtml.UnescapeString(s)
 }
+
+// TestJITDumpMatchesELF reads the jitdump LLVM's own PerfJITEventListener
+// wrote for the fresh MCJIT run (generate.sh registers it beside the dump
+// listener), and checks every JIT location of the CPU profile symbolized
+// from it against llvm-symbolizer on the .elf dump of the same code: the
+// function is the outermost frame's (a jitdump has no inline frames) and
+// file:line the leaf frame's. This is what proves the +0x40 LLVM adds to
+// every line address undone: without it, lines are taken 64 bytes early.
+func TestJITDumpMatchesELF(t *testing.T) {
+	runs := mcjitRuns(t)
+	if len(runs) < 2 {
+		t.Skip("needs the fresh MCJIT run of ./test.sh (JITPPROF_FRESH_MCJIT); the checked-in one has no jitdump")
+	}
+	mr := runs[1]
+	dumpDir := mr.path("jitdump")
+	objs, errs := jprofile.Load([]string{mr.jitDir()})
+	if len(errs) != 0 {
+		t.Fatalf("loading JIT objects: %v", errs)
+	}
+	p, r := pprofProto(t, mr, "cpu.prof", "-jit_dir", dumpDir)
+	if bytes.Contains(r.stderr, []byte("line entries")) {
+		t.Errorf("warnings about LLVM's line entries: %s", r.stderr)
+	}
+	byObj := map[string][]*profile.Location{}
+	for _, l := range p.Location {
+		if obj, _ := objs.Lookup(l.Address); obj != nil {
+			if m := l.Mapping; m == nil || filepath.Dir(m.File) != dumpDir {
+				t.Fatalf("JIT address %#x has mapping %+v, want the jitdump of %s", l.Address, m, dumpDir)
+			}
+			byObj[obj.Path] = append(byObj[obj.Path], l)
+		}
+	}
+	n := 0
+	for obj, locs := range byObj {
+		addrs := make([]uint64, len(locs))
+		for i, l := range locs {
+			addrs[i] = l.Address
+		}
+		want := testenv.LLVMSymbolize(t, obj, addrs)
+		for i, l := range locs {
+			if len(want[i]) == 0 {
+				continue
+			}
+			leaf, outer := want[i][0], want[i][len(want[i])-1]
+			w := fmt.Sprintf("%s %s:%d", outer.Func, leaf.File, leaf.Line)
+			if got := describeLines(l.Line); len(got) != 1 || got[0] != w {
+				t.Errorf("%#x: jitdump gives %q, the .elf %q", l.Address, got, w)
+			}
+			n++
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d JIT locations compared", n)
+	}
+	t.Logf("%d JIT locations: jitdump frames equal the .elf's", n)
+}

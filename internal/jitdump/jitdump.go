@@ -53,6 +53,7 @@ const (
 	fileHeaderSize   = 40
 	recordHeaderSize = 16
 	maxName          = 64 << 10 // a longer function or file name is garbage
+	maxOutside       = 1 << 16  // line entries outside their code checked for garbage
 )
 
 // A Dump is the final state of one jitdump file.
@@ -123,7 +124,8 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	var loads []*Code             // in file order
 	var pending map[uint64][]Line // debug info waiting for its CODE_LOAD, by code address
 	off := hsize
-	badNames, outside := 0, 0
+	badNames := 0
+	var outside []uint64 // line entries outside their code
 	for off < size {
 		id, total, err := rd.recordHeader(off)
 		if err != nil {
@@ -141,13 +143,15 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			if lines, ok := pending[c.Addr]; ok {
-				// Node 20 writes some entries with garbage addresses
-				// (and lines): an entry outside its code is dropped.
+				// An entry outside its code is dropped: LLVM 14 lists the
+				// rows of the whole section from the function on (the
+				// next functions' records have them too), and Node 20
+				// writes some entries with garbage addresses (and lines).
 				for _, l := range lines {
 					if l.Addr >= c.Addr && l.Addr-c.Addr < c.Size {
 						c.Lines = append(c.Lines, l)
-					} else {
-						outside++
+					} else if len(outside) < maxOutside {
+						outside = append(outside, l.Addr)
 					}
 				}
 				delete(pending, c.Addr)
@@ -190,13 +194,19 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		}
 		off = end
 	}
-	if outside > 0 {
-		d.warn("%d line entries that lie outside their code were dropped", outside)
-	}
 	if badNames > 0 {
 		d.warn("%d CODE_DEBUG_INFO records with file names that are not text were dropped", badNames)
 	}
 	d.Code = finalState(loads)
+	garbage := 0
+	for _, a := range outside {
+		if d.Lookup(a) == nil && d.Lookup(a-1) == nil { // a row at a code's end closes it
+			garbage++
+		}
+	}
+	if garbage > 0 {
+		d.warn("%d line entries at addresses of no code were dropped", garbage)
+	}
 	return d, nil
 }
 

@@ -58,14 +58,14 @@ done
 for entry in "$out"/* "$out"/.[!.]*; do
   [[ -e $entry ]] || continue
   case ${entry##*/} in
-    build | bin | jit | cpu.prof | heap.prof | heap_sample.prof | maps.txt) ;;
+    build | bin | jit | jitdump | cpu.prof | heap.prof | heap_sample.prof | maps.txt) ;;
     *)
       echo "generate.sh: $out holds $entry, which generate.sh did not make; use an empty or new OUTDIR" >&2
       exit 1
       ;;
   esac
 done
-rm -rf "$build" "$bin" "$out/jit"
+rm -rf "$build" "$bin" "$out/jit" "$out/jitdump"
 rm -f "$out/cpu.prof" "$out/heap.prof" "$out/heap_sample.prof" "$out/maps.txt"
 mkdir -p "$build" "$bin"
 
@@ -112,9 +112,14 @@ if $build_only; then
 fi
 
 echo "generate.sh: running jit_host" >&2
-"$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
+# LLVM's perf listener writes a jitdump of the same code under
+# $JITDUMPDIR/.debug/jit/llvm-IR-jit-DATE-RANDOM/; it is moved to jitdump/.
+JIT_HOST_PERF=1 JITDUMPDIR=$build/jitdump-run \
+  "$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
   --threads "${JIT_HOST_THREADS:-2}" \
   "$build/workload1.bc" "$build/workload2.bc"
+mkdir -p "$out/jitdump"
+mv "$build"/jitdump-run/.debug/jit/llvm-IR-jit-*/jit-*.dump "$out/jitdump/"
 
 echo "generate.sh: checking the results" >&2
 python3 check.py --symbolizer llvm-symbolizer-14 --summary "$out"

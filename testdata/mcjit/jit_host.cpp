@@ -304,6 +304,16 @@ int main(int Argc, char **Argv) {
     Dumper = std::make_unique<pprof_jit::DumpListener>(Opt.Out + "/jit");
     EE->RegisterJITEventListener(Dumper.get());
   }
+  // LLVM's own perf listener, when asked (generate.sh does): it writes
+  // jit-PID.dump under $JITDUMPDIR/.debug/jit/, the same code as the
+  // dumped objects, for the tests of jitpprof's jitdump reader.
+  if (std::getenv("JIT_HOST_PERF") != nullptr) {
+    llvm::JITEventListener *Perf =
+        llvm::JITEventListener::createPerfJITEventListener();
+    if (Perf == nullptr)
+      die("JIT_HOST_PERF: this LLVM was built without perf support");
+    EE->RegisterJITEventListener(Perf);
+  }
   // Code generation, one object per module, in command-line order. The
   // first object keeps all code in one .text; the others get a section per
   // function (.text.jit_sort_records, ...), as C++ JIT code usually has.
