@@ -38,6 +38,7 @@ packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   libc6-dbg libstdc++6-12-dbg
   clang-14 llvm-14 llvm-14-dev
+  openjdk-17-jdk-headless
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium
@@ -147,6 +148,16 @@ elif [[ ${CI:-} == true ]]; then
   fail "node or libprofiler.so missing: cannot regenerate the Node.js fixtures"
 else
   echo "warning: node or gperftools missing; tests use only the checked-in fixtures" >&2
+fi
+
+step "Fresh Java fixture (perf map of a real OpenJDK 17 run)"
+if command -v javac >/dev/null && [[ -f /usr/lib/x86_64-linux-gnu/libprofiler.so ]]; then
+  testdata/java/generate.sh "$build/java"
+  export JITPPROF_FRESH_JAVA=$build/java
+elif [[ ${CI:-} == true ]]; then
+  fail "javac or libprofiler.so missing: cannot regenerate the Java fixture"
+else
+  echo "warning: OpenJDK or gperftools missing; tests use only the checked-in fixture" >&2
 fi
 
 step "The dump listener with MCJIT and ORC, LLVM $llvm_versions (jitlistener/test.sh)"
