@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -274,4 +277,57 @@ func functionLines(src string) map[string][2]int {
 		out[m[1]] = [2]int{i + 1, j + 1}
 	}
 	return out
+}
+
+// TestNodeJITPid profiles a live Node.js process and runs pprof with
+// -jit_pid on it while it still runs: the process's perf map, read
+// through /proc/PID/root/tmp, names the JavaScript functions, with no
+// file copied by hand.
+func TestNodeJITPid(t *testing.T) {
+	node := testenv.Tool(t, "node", "nodejs")
+	lib := "/usr/lib/x86_64-linux-gnu/libprofiler.so"
+	if _, err := os.Stat(lib); err != nil {
+		testenv.Missing(t, lib, "apt-get install libgoogle-perftools-dev")
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "work.js"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "cpu.prof")
+	cmd := exec.Command(node, "--perf-basic-prof", "work.js", "1000", "30000")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CPUPROFILE="+prof, "CPUPROFILESIGNAL=12", "LD_PRELOAD="+lib)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid))
+	}()
+	// The profile is complete once the profiler has stopped: the file
+	// stops growing and node lingers.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := os.Stat(prof + ".0")
+		if err == nil && st.Size() > 0 && time.Since(st.ModTime()) > 500*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node wrote no profile in 20 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := runPProf(t, t.TempDir(), nil, "-top", "-jit_pid", strconv.Itoa(pid), prof+".0")
+	if !regexp.MustCompile(`(?m) fib$`).Match(r.stdout) || !regexp.MustCompile(`(?m) sieve$`).Match(r.stdout) {
+		t.Errorf("-jit_pid %d: no fib or sieve in\n%s\n%s", pid, r.stdout, r.stderr)
+	}
+	if want := fmt.Sprintf("-jit_pid: perf map of process %d copied from /proc/%d/root/tmp/perf-%d.map", pid, pid, pid); !strings.Contains(string(r.stderr), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
 }

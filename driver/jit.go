@@ -2,8 +2,10 @@ package driver
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -314,17 +316,62 @@ func (j *jitStage) snapshot() string {
 			j.ui.PrintErr("-jit_pid: ", err)
 			return
 		}
+		// The process's perf map, if its runtime writes one (V8, the JVM,
+		// .NET, ...), then its LLVM JIT objects through the GDB JIT
+		// interface; either is enough.
+		perfMap, mapErr := copyPerfMap(pid, dir)
 		res, err := jitsnap.Snapshot(pid, dir)
-		if err != nil {
+		switch {
+		case err != nil && perfMap == "":
 			os.RemoveAll(dir)
 			j.ui.PrintErr("-jit_pid: ", err)
+			if mapErr != nil {
+				j.ui.PrintErr("-jit_pid: no perf map either: ", mapErr)
+			}
 			return
+		case err == nil:
+			for _, skipped := range res.Skipped {
+				j.ui.PrintErr("-jit_pid: ", skipped)
+			}
+			j.ui.Print(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
 		}
-		for _, skipped := range res.Skipped {
-			j.ui.PrintErr("-jit_pid: ", skipped)
+		if perfMap != "" {
+			j.ui.Print(fmt.Sprintf("-jit_pid: perf map of process %d copied from %s", pid, perfMap))
 		}
-		j.ui.Print(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
 		j.snapDir = dir
 	})
 	return j.snapDir
+}
+
+// copyPerfMap copies the perf map of process pid, /tmp/perf-NSPID.map as
+// the process sees its /tmp (NSPID being its pid in its own namespace),
+// into dir, and returns the path it read, or "" and why not.
+func copyPerfMap(pid int, dir string) (string, error) {
+	nspid := pid
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+						nspid = n
+					}
+				}
+			}
+		}
+	}
+	src := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, nspid)
+	in, err := jprofile.OpenRegular(src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("perf-%d.map", pid)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	return src, out.Close()
 }

@@ -267,7 +267,7 @@ func readELFSections(path string) ([]elfSection, error) {
 // every loaded executable section of the ELF is listed.
 func checkMeta(path string, elfSecs []elfSection) error {
 	fail := func(err error) error { return &ObjectError{File: path, Err: err} }
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -342,9 +342,9 @@ func stripFileName(err error, path string) error {
 }
 
 // openELF opens the ELF file at path with elfrel, if it is a regular
-// file (see openRegular); the caller closes fd.
+// file (see OpenRegular); the caller closes fd.
 func openELF(path string) (f *elfrel.File, fd *os.File, err error) {
-	fd, err = openRegular(path)
+	fd, err = OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -147,7 +147,7 @@ func SplitV8Name(name string) (fn, file string, line int, ok bool) {
 
 // loadPerfMap reads a perf map's ranges into an Object.
 func loadPerfMap(path string) (*Object, error) {
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
@@ -178,7 +178,7 @@ func loadPerfMap(path string) (*Object, error) {
 
 // loadJITDump reads a jitdump file's final state into an Object.
 func loadJITDump(path string) (*Object, error) {
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
@@ -223,10 +223,11 @@ func loadJITDump(path string) (*Object, error) {
 	return obj, nil
 }
 
-// openRegular opens path for reading if it is a regular file, without
+// OpenRegular opens path for reading if it is a regular file, without
 // blocking on anything else (a FIFO named like a JIT file would block an
-// ordinary open forever), and checks again once it is open.
-func openRegular(path string) (*os.File, error) {
+// ordinary open forever), and checks again once it is open. Its errors do
+// not repeat the path.
+func OpenRegular(path string) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, unwrapPathError(err)

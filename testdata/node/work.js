@@ -18,4 +18,5 @@ function main() {
 process.kill(process.pid, 'SIGUSR2'); // start profiling
 const r = main();
 process.kill(process.pid, 'SIGUSR2'); // stop: the profile is written while the JIT code is still mapped
-setTimeout(() => console.log(r > 0 ? 'ok' : 'zero'), 200);
+// argv[3]: how long to stay alive after the profile is written (for -jit_pid).
+setTimeout(() => console.log(r > 0 ? 'ok' : 'zero'), Number(process.argv[3] || 200));
