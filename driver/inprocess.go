@@ -16,7 +16,11 @@ import (
 // what the JIT stage read of it.
 func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error) {
 	if obj.Kind != jprofile.LLVMDump {
-		return sourceObject{obj}, nil
+		r, err := obj.OpenSource()
+		if err != nil {
+			return nil, err
+		}
+		return sourceObject{r}, nil
 	}
 	path := obj.Path
 	var s *jitsym.Symbolizer
@@ -38,11 +42,11 @@ func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error
 
 // sourceObject adapts a perf map or jitdump object to symbolizer.Object.
 type sourceObject struct {
-	obj *jprofile.Object
+	r *jprofile.SourceReader
 }
 
 func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	frames := o.obj.Frames(addr)
+	frames := o.r.Frames(addr)
 	if len(frames) == 0 {
 		return nil, nil
 	}
@@ -53,7 +57,7 @@ func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	return out, nil
 }
 
-func (sourceObject) Close() error { return nil }
+func (o sourceObject) Close() error { return o.r.Close() }
 
 // inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object.
 type inProcessObject struct {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/jitdump"
@@ -79,16 +80,56 @@ type Frame struct {
 	StartLine int
 }
 
-// Frames returns the frames of addr in o, a perf map or a jitdump, from
-// the data Load read: one frame, or none if no entry covers addr. For an
-// LLVM dump it returns nil: its DWARF is read by the object tool.
-func (o *Object) Frames(addr uint64) []Frame {
-	switch {
+// A SourceReader answers frame queries for the addresses of a perf map
+// or jitdump object, reading the names and line tables its samples need
+// from the file as they are asked for (the object keeps only where they
+// are). It is safe for concurrent use; Close releases the file.
+type SourceReader struct {
+	obj *Object
+	f   *os.File
+
+	mu    sync.Mutex
+	names map[int64]string                 // perf map names, by offset
+	lines map[*jitdump.Code][]jitdump.Line // jitdump line tables read so far
+}
+
+// OpenSource opens o, a perf map or jitdump, for [SourceReader.Frames].
+// The file must still hold what Load read (a perf map may have grown:
+// it is an append log).
+func (o *Object) OpenSource() (*SourceReader, error) {
+	if o.perfMap == nil && o.dump == nil {
+		return nil, fmt.Errorf("%s: a %v is not read as a source of frames", o.Path, o.Kind)
+	}
+	f, err := OpenRegular(o.Path)
+	if err != nil {
+		return nil, &ObjectError{File: o.Path, Err: err}
+	}
+	return &SourceReader{obj: o, f: f, names: map[int64]string{}, lines: map[*jitdump.Code][]jitdump.Line{}}, nil
+}
+
+// Close closes the file.
+func (r *SourceReader) Close() error { return r.f.Close() }
+
+// Frames returns the frames of addr: one frame, or none if no entry
+// covers addr (or its name cannot be read back).
+func (r *SourceReader) Frames(addr uint64) []Frame {
+	switch o := r.obj; {
 	case o.perfMap != nil:
-		name, _, ok := o.perfMap.Lookup(addr)
+		seg, ok := o.perfMap.Lookup(addr)
 		if !ok {
 			return nil
 		}
+		r.mu.Lock()
+		name, ok := r.names[seg.NameOff]
+		if !ok {
+			var err error
+			if name, err = o.perfMap.Name(r.f, seg); err != nil {
+				r.mu.Unlock()
+				return nil
+			}
+			r.names[seg.NameOff] = name
+		}
+		r.mu.Unlock()
 		f := Frame{Func: name}
 		if fn, file, line, ok := SplitV8Name(name); ok {
 			f = Frame{Func: fn, File: file, Line: line, StartLine: line}
@@ -104,13 +145,23 @@ func (o *Object) Frames(addr uint64) []Frame {
 		if fn, file, line, ok := SplitV8Name(c.Name); ok {
 			f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
 		}
-		if l, ok := c.LineAt(addr); ok {
+		r.mu.Lock()
+		lines, ok := r.lines[c]
+		if !ok {
+			lines, _ = o.dump.Lines(r.f, c) // an unreadable table leaves the name
+			r.lines[c] = lines
+		}
+		r.mu.Unlock()
+		if l, ok := jitdump.LineAt(lines, addr); ok {
+			// Node 20 writes some line entries whose file name is not
+			// the script's (a few characters of something else): V8
+			// code keeps the script from its name, with the entry's line.
 			if f.File == "" {
 				f.File = l.File
-			} // else V8 code: its script, whatever file the entry names (see loadJITDump)
+			}
 			f.Line, f.StartLine = l.Line, start
-			if start == 0 && len(c.Lines) > 0 {
-				f.StartLine = c.Lines[0].Line
+			if start == 0 {
+				f.StartLine = lines[0].Line
 			}
 		}
 		return []Frame{f}
@@ -192,24 +243,6 @@ func loadJITDump(path string) (*Object, error) {
 		return nil, &ObjectError{File: path, Err: stripFileName(err, path)}
 	}
 	obj := &Object{Kind: JITDump, Path: path, dump: d, Warnings: d.Warnings}
-	// Node 20 writes some line entries whose file name is not the
-	// script's (a few characters of something else, "me" for
-	// /app/work.js): for V8 code, the script in the code's name is used
-	// instead, with the entry's line.
-	wrong := 0
-	for _, c := range d.Code {
-		if _, script, _, ok := SplitV8Name(c.Name); ok {
-			for _, l := range c.Lines {
-				if l.File != script {
-					wrong++
-					break
-				}
-			}
-		}
-	}
-	if wrong > 0 {
-		obj.Warnings = append(obj.Warnings, fmt.Sprintf("%d functions have line entries naming a file other than their script; their script is used", wrong))
-	}
 	for _, c := range d.Code {
 		if n := len(obj.Sections); n > 0 && obj.Sections[n-1].Limit() == c.Addr {
 			obj.Sections[n-1].Size += c.Size

@@ -7,8 +7,9 @@
 // [Read] streams the file once and keeps the final state: the code that
 // is loaded at the end (CODE_LOAD, with CODE_MOVE applied; a later load
 // over the same addresses replaces an earlier one), the name of each
-// piece, the file offset of its code bytes, and its line table
-// (CODE_DEBUG_INFO). CODE_UNWINDING_INFO and record types it does not
+// piece, and where its code bytes and its line table (CODE_DEBUG_INFO)
+// are in the file: [Dump.Lines] reads a line table when it is needed, so
+// that only the code a profile's samples hit costs its lines. CODE_UNWINDING_INFO and record types it does not
 // know are skipped by their size; CODE_CLOSE ends the file. Every record
 // is checked against its size before anything is read from it; a
 // malformed record ends the reading with a warning, keeping what came
@@ -73,10 +74,13 @@ type Code struct {
 	Name       string
 	// CodeOffset is where the code bytes are in the file.
 	CodeOffset int64
-	// Lines are the line entries, sorted by Addr (already corrected by
-	// ELFHeaderSkew), or nil.
-	Lines []Line
-	index uint64 // code_index, which CODE_MOVE refers to
+	// HasLines reports a line table, which [Dump.Lines] reads.
+	HasLines bool
+	index    uint64 // code_index, which CODE_MOVE refers to
+	// The CODE_DEBUG_INFO record of the code, [debugOff, debugEnd) in the
+	// file, and how far the code moved since it was loaded.
+	debugOff, debugEnd int64
+	moved              uint64
 }
 
 // A Line says that code from Addr on comes from File:Line.
@@ -122,7 +126,11 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	rd := &reader{r: r, size: size, bo: bo}
 	live := map[uint64]*Code{}    // by code_index... or address for writers that reuse indexes
 	var loads []*Code             // in file order
-	var pending map[uint64][]Line // debug info waiting for its CODE_LOAD, by code address
+	type debugRec struct {
+		off, end int64
+		lines    []Line
+	}
+	var pending map[uint64]debugRec // debug info waiting for its CODE_LOAD, by code address
 	off := hsize
 	badNames := 0
 	var outside []uint64 // line entries outside their code
@@ -142,18 +150,20 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				off = size
 				continue
 			}
-			if lines, ok := pending[c.Addr]; ok {
+			if rec, ok := pending[c.Addr]; ok {
+				lines := rec.lines
 				// An entry outside its code is dropped: LLVM 14 lists the
 				// rows of the whole section from the function on (the
 				// next functions' records have them too), and Node 20
 				// writes some entries with garbage addresses (and lines).
 				for _, l := range lines {
 					if l.Addr >= c.Addr && l.Addr-c.Addr < c.Size {
-						c.Lines = append(c.Lines, l)
+						c.HasLines = true
 					} else if len(outside) < maxOutside {
 						outside = append(outside, l.Addr)
 					}
 				}
+				c.debugOff, c.debugEnd = rec.off, rec.end
 				delete(pending, c.Addr)
 			}
 			live[c.index] = c
@@ -166,10 +176,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			if c := live[idx]; c != nil && c.Addr == oldAddr {
-				delta := newAddr - oldAddr
-				for i := range c.Lines {
-					c.Lines[i].Addr += delta
-				}
+				c.moved += newAddr - oldAddr
 				c.Addr = newAddr
 			}
 		case recCodeDebugInfo:
@@ -184,9 +191,9 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				break
 			}
 			if pending == nil {
-				pending = map[uint64][]Line{}
+				pending = map[uint64]debugRec{}
 			}
-			pending[addr] = lines
+			pending[addr] = debugRec{off: body, end: end, lines: lines}
 		case recCodeClose:
 			off = size
 			continue
@@ -211,25 +218,54 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 }
 
 // finalState keeps, of the code loaded, what a later load does not
-// overlap, sorted by address.
+// overlap, sorted by address. Loads are sorted by address and split into
+// groups of overlapping ones; within a group (usually of one), the later
+// loads are kept first and an earlier one only if it overlaps none kept.
 func finalState(loads []*Code) []Code {
-	// Later loads win: walk from the last, keeping a piece only if it
-	// overlaps nothing kept.
-	var kept []Code
-	var spans [][2]uint64 // of kept, sorted by start
-	for i := len(loads) - 1; i >= 0; i-- {
-		c := loads[i]
-		if c.Size == 0 || c.Addr+c.Size < c.Addr {
-			continue
-		}
-		j, _ := slices.BinarySearchFunc(spans, c.Addr, func(s [2]uint64, a uint64) int { return cmp.Compare(s[0], a) })
-		if (j < len(spans) && spans[j][0] < c.Addr+c.Size) || (j > 0 && spans[j-1][1] > c.Addr) {
-			continue
-		}
-		spans = slices.Insert(spans, j, [2]uint64{c.Addr, c.Addr + c.Size})
-		kept = append(kept, *c)
+	type load struct {
+		c   *Code
+		seq int
 	}
-	slices.SortFunc(kept, func(a, b Code) int { return cmp.Compare(a.Addr, b.Addr) })
+	var ls []load
+	for i, c := range loads {
+		if c.Size != 0 && c.Addr+c.Size > c.Addr {
+			ls = append(ls, load{c, i})
+		}
+	}
+	slices.SortStableFunc(ls, func(a, b load) int { return cmp.Compare(a.c.Addr, b.c.Addr) })
+	var kept []Code
+	for i := 0; i < len(ls); {
+		j, end := i+1, ls[i].c.Addr+ls[i].c.Size
+		for j < len(ls) && ls[j].c.Addr < end {
+			end = max(end, ls[j].c.Addr+ls[j].c.Size)
+			j++
+		}
+		group := ls[i:j]
+		if len(group) == 1 {
+			kept = append(kept, *group[0].c)
+			i = j
+			continue
+		}
+		slices.SortFunc(group, func(a, b load) int { return cmp.Compare(b.seq, a.seq) })
+		var won []*Code
+		for _, g := range group {
+			overlaps := false
+			for _, w := range won {
+				if g.c.Addr < w.Addr+w.Size && w.Addr < g.c.Addr+g.c.Size {
+					overlaps = true
+					break
+				}
+			}
+			if !overlaps {
+				won = append(won, g.c)
+			}
+		}
+		slices.SortFunc(won, func(a, b *Code) int { return cmp.Compare(a.Addr, b.Addr) })
+		for _, w := range won {
+			kept = append(kept, *w)
+		}
+		i = j
+	}
 	return kept
 }
 
@@ -312,39 +348,59 @@ func (rd *reader) codeMove(off, end int64) (index, oldAddr, newAddr uint64, err 
 	return rd.bo.Uint64(b[40:]), rd.bo.Uint64(b[16:]), rd.bo.Uint64(b[24:]), nil
 }
 
+// maxDebugRecord bounds a CODE_DEBUG_INFO record, which is read whole: a
+// function with a million line entries takes about 30 MB.
+const maxDebugRecord = 256 << 20
+
 // debugInfo reads a CODE_DEBUG_INFO record; bad reports file names that
 // are not text (Node 20 writes some), for which the record is dropped.
 func (rd *reader) debugInfo(off, end int64) (addr uint64, lines []Line, bad bool, err error) {
-	b, err := rd.read(off, end, 16)
+	if end-off > maxDebugRecord {
+		return 0, nil, false, fmt.Errorf("line table of %d bytes, more than %d", end-off, maxDebugRecord)
+	}
+	b, err := rd.read(off, end, end-off)
 	if err != nil {
 		return 0, nil, false, err
 	}
+	if len(b) < 16 {
+		return 0, nil, false, errors.New("record shorter than its fields")
+	}
 	addr, n := rd.bo.Uint64(b), rd.bo.Uint64(b[8:])
-	if n > uint64(end-off-16)/17 { // each entry takes at least 8+4+4+1 bytes
-		return 0, nil, false, fmt.Errorf("%d line entries cannot fit in %d bytes", n, end-off-16)
+	b = b[16:]
+	if n > uint64(len(b))/17 { // each entry takes at least 8+4+4+1 bytes
+		return 0, nil, false, fmt.Errorf("%d line entries cannot fit in %d bytes", n, len(b))
 	}
 	lines = make([]Line, 0, n)
-	p := off + 16
 	prevFile := ""
+	files := map[string]string{} // one string per file name
 	for range n {
-		e, err := rd.read(p, end, 16)
-		if err != nil {
-			return 0, nil, false, err
+		if len(b) < 17 {
+			return 0, nil, false, errors.New("record shorter than its fields")
 		}
-		l := Line{Addr: rd.bo.Uint64(e) - ELFHeaderSkew, Line: int(rd.bo.Uint32(e[8:]))}
-		name, next, err := rd.cstring(p+16, end)
-		if err != nil {
-			return 0, nil, false, err
+		l := Line{Addr: rd.bo.Uint64(b) - ELFHeaderSkew, Line: int(rd.bo.Uint32(b[8:]))}
+		b = b[16:]
+		i := bytes.IndexByte(b[:min(len(b), maxName+1)], 0)
+		if i < 0 {
+			return 0, nil, false, errors.New("unterminated or overlong name")
 		}
+		raw := b[:i]
+		b = b[i+1:]
+		var name string
 		switch {
-		case name == "\xff":
+		case len(raw) == 1 && raw[0] == 0xff:
 			name = prevFile // "same file as before"
-		case !isText(name):
-			bad = true
+		default:
+			var ok bool
+			if name, ok = files[string(raw)]; !ok {
+				name = string(raw)
+				files[name] = name
+				if !isText(name) {
+					bad = true
+				}
+			}
 		}
 		l.File, prevFile = name, name
 		lines = append(lines, l)
-		p = next
 	}
 	slices.SortStableFunc(lines, func(a, b Line) int { return cmp.Compare(a.Addr, b.Addr) })
 	return addr, lines, bad, nil
@@ -372,12 +428,33 @@ func (d *Dump) Lookup(addr uint64) *Code {
 	return &d.Code[i]
 }
 
-// LineAt returns the line entry that covers addr in c: the last one at or
-// before it.
-func (c *Code) LineAt(addr uint64) (Line, bool) {
-	i, found := slices.BinarySearchFunc(c.Lines, addr, func(l Line, a uint64) int { return cmp.Compare(l.Addr, a) })
+// Lines reads the line table of c from r, the file Read read: the
+// entries that lie in c, at their final addresses, sorted.
+func (d *Dump) Lines(r io.ReaderAt, c *Code) ([]Line, error) {
+	if !c.HasLines {
+		return nil, nil
+	}
+	rd := &reader{r: r, size: c.debugEnd, bo: d.ByteOrder}
+	_, lines, _, err := rd.debugInfo(c.debugOff, c.debugEnd)
+	if err != nil {
+		return nil, err
+	}
+	out := lines[:0]
+	for _, l := range lines {
+		l.Addr += c.moved
+		if l.Addr >= c.Addr && l.Addr-c.Addr < c.Size {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// LineAt returns the entry of lines (sorted by Addr) that covers addr:
+// the last one at or before it.
+func LineAt(lines []Line, addr uint64) (Line, bool) {
+	i, found := slices.BinarySearchFunc(lines, addr, func(l Line, a uint64) int { return cmp.Compare(l.Addr, a) })
 	if found {
-		for i+1 < len(c.Lines) && c.Lines[i+1].Addr == addr {
+		for i+1 < len(lines) && lines[i+1].Addr == addr {
 			i++
 		}
 	} else {
@@ -386,5 +463,5 @@ func (c *Code) LineAt(addr uint64) (Line, bool) {
 	if i < 0 {
 		return Line{}, false
 	}
-	return c.Lines[i], true
+	return lines[i], true
 }

@@ -3,7 +3,9 @@ package jitdump
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,8 +134,12 @@ func TestRead(t *testing.T) {
 	if c == nil {
 		t.Fatal("moved code not found")
 	}
+	lines, err := d.Lines(bytes.NewReader(w.buf.Bytes()), c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for addr, want := range map[uint64]Line{0x9000: {0x9000, "/a.js", 3}, 0x900f: {0x9000, "/a.js", 3}, 0x9010: {0x9010, "/a.js", 4}, 0x901f: {0x9010, "/a.js", 4}} {
-		if l, ok := c.LineAt(addr); !ok || l != want {
+		if l, ok := LineAt(lines, addr); !ok || l != want {
 			t.Errorf("LineAt(%#x) = %+v, %v; want %+v", addr, l, ok, want)
 		}
 	}
@@ -256,21 +262,20 @@ func TestV8LineSkew(t *testing.T) {
 		t.Fatal(err)
 	}
 	withLines, atStart, pastEndUncorrected := 0, 0, 0
-	for _, c := range d.Code {
-		if len(c.Lines) == 0 {
+	for i := range d.Code {
+		c := &d.Code[i]
+		lines, err := d.Lines(bytes.NewReader(data), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) == 0 {
 			continue
 		}
 		withLines++
-		if c.Lines[0].Addr == c.Addr {
+		if lines[0].Addr == c.Addr {
 			atStart++
 		}
-		for _, l := range c.Lines {
-			if l.Addr < c.Addr || l.Addr-c.Addr >= c.Size {
-				t.Errorf("%s: line entry at %#x outside [%#x, +%#x)", c.Name, l.Addr, c.Addr, c.Size)
-				break
-			}
-		}
-		if last := c.Lines[len(c.Lines)-1].Addr + ELFHeaderSkew; last-c.Addr >= c.Size {
+		if last := lines[len(lines)-1].Addr + ELFHeaderSkew; last-c.Addr >= c.Size {
 			pastEndUncorrected++
 		}
 	}
@@ -301,9 +306,70 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("code %d overlaps code %d", i, i-1)
 			}
 		}
-		for _, c := range d.Code {
+		for i := range d.Code {
+			c := &d.Code[i]
 			d.Lookup(c.Addr)
-			c.LineAt(c.Addr)
+			if lines, err := d.Lines(bytes.NewReader(data), c); err == nil {
+				for _, l := range lines {
+					if l.Addr < c.Addr || l.Addr-c.Addr >= c.Size {
+						t.Fatalf("line at %#x outside its code [%#x, +%#x)", l.Addr, c.Addr, c.Size)
+					}
+				}
+				LineAt(lines, c.Addr)
+			}
 		}
 	})
+}
+
+// BenchmarkRead100MB reads a 100 MB jitdump (code loads of 400 bytes,
+// each after a 20-entry line table, some moved), streamed from a file as
+// pprof reads it, and reports the heap the final state keeps per piece
+// of code: the code bytes and line tables stay in the file.
+func BenchmarkRead100MB(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "jit-1.dump")
+	w := newWriter(binary.LittleEndian, 0)
+	n := 0
+	for w.buf.Len() < 100<<20 {
+		addr := 0x7f0000000000 + uint64(n)*0x200
+		lines := make([]Line, 20)
+		for i := range lines {
+			lines[i] = Line{Addr: addr + uint64(i)*20, File: "/srv/app/lib/module.js", Line: 10 + i}
+		}
+		w.debug(addr, lines...)
+		w.load(addr, 400, uint64(n), fmt.Sprintf("JS:*function_number_%d /srv/app/lib/module.js:10:3", n))
+		if n%50 == 49 {
+			w.move(addr, addr+0x100000000, 400, uint64(n))
+		}
+		n++
+	}
+	if err := os.WriteFile(path, w.buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	size := int64(w.buf.Len())
+	b.SetBytes(size)
+	b.ResetTimer()
+	var kept uint64
+	for range b.N {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d, err := Read(f, size, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept = after.HeapAlloc - before.HeapAlloc
+		if len(d.Code) != n {
+			b.Fatalf("%d pieces of code, want %d", len(d.Code), n)
+		}
+		runtime.KeepAlive(d)
+		f.Close()
+	}
+	b.ReportMetric(float64(kept)/float64(n), "kept-B/code")
+	b.ReportMetric(float64(kept)/float64(size), "kept/file")
 }

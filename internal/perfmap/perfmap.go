@@ -12,9 +12,11 @@
 // memory reused, a later line claims addresses an earlier one did; the
 // later one wins.
 //
-// [Parse] reads a map in one streaming pass and keeps, per entry, two
-// addresses and its name in one shared buffer; lookups are a binary
-// search.
+// [Parse] reads a map in one streaming pass and keeps, per entry, its
+// addresses and where its name is in the file (not the name): 40 bytes an
+// entry, however long the names. [Map.Lookup] is a binary search, and
+// [Map.Name] reads one name back from the file, so that only the entries
+// a profile's samples hit cost their names.
 package perfmap
 
 import (
@@ -22,7 +24,6 @@ import (
 	"bytes"
 	"cmp"
 	"container/heap"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -35,19 +36,18 @@ const MaxLine = 64 << 10
 // A Map is a parsed perf map: disjoint address ranges, each named by the
 // last entry of the file that covers it.
 type Map struct {
-	starts []uint64 // starts[i] is where segment i begins; sorted
-	segs   []segment
-	names  []byte
+	segs []Segment // sorted by Start, disjoint
 	// Stats says what Parse met.
 	Stats Stats
 }
 
-// segment is a part [start, end) of one entry's range that no later
-// entry claims.
-type segment struct {
-	end      uint64
-	off, len uint32 // the entry's name in Map.names
-	start    uint64 // the entry's own start (of which this may be a part)
+// A Segment is a part [Start, End) of one entry's range that no later
+// entry claims, with where the entry's name is in the file.
+type Segment struct {
+	Start, End uint64 // this part
+	Entry      uint64 // where the entry itself starts
+	NameOff    int64  // the name's offset in the file
+	NameLen    uint32
 }
 
 // Stats counts what Parse kept and what it could not use.
@@ -64,17 +64,20 @@ type Stats struct {
 // entry is one line of the map.
 type entry struct {
 	start, end uint64
-	off, len   uint32
+	off        int64 // of the name in the file
+	len        uint32
 	seq        int // line order: a later entry wins
 }
 
-// Parse reads a perf map from r. It fails only when r fails or the names
-// outgrow 4 GiB; lines it cannot use are counted in Map.Stats.
+// Parse reads a perf map from r; the caller keeps the file to read names
+// from with [Map.Name]. It fails only when r fails; lines it cannot use
+// are counted in Map.Stats.
 func Parse(r io.Reader) (*Map, error) {
 	m := &Map{}
 	var entries []entry
 	br := bufio.NewReaderSize(r, 64<<10)
 	lineNo := 0
+	var pos int64 // file offset of the next line
 	bad := func() {
 		m.Stats.Malformed++
 		if m.Stats.FirstBad == 0 {
@@ -82,13 +85,15 @@ func Parse(r io.Reader) (*Map, error) {
 		}
 	}
 	for {
-		line, tooLong, err := readLine(br)
-		if err == io.EOF && line == nil {
-			break
-		}
-		if err != nil && err != io.EOF {
+		line, n, tooLong, err := readLine(br)
+		if err != nil {
 			return nil, err
 		}
+		if n == 0 {
+			break
+		}
+		lineStart := pos
+		pos += int64(n)
 		lineNo++
 		if tooLong {
 			bad()
@@ -98,7 +103,7 @@ func Parse(r io.Reader) (*Map, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		start, size, name, ok := parseLine(line)
+		start, size, nameAt, nameLen, ok := parseLine(line)
 		if !ok {
 			bad()
 			continue
@@ -112,59 +117,66 @@ func Parse(r io.Reader) (*Map, error) {
 			m.Stats.Wrapping++
 			continue
 		}
-		if uint64(len(m.names))+uint64(len(name)) > 1<<32-1 {
-			return nil, fmt.Errorf("names of more than 4 GiB")
-		}
-		entries = append(entries, entry{start: start, end: start + size, off: uint32(len(m.names)), len: uint32(len(name)), seq: len(entries)})
-		m.names = append(m.names, name...)
+		entries = append(entries, entry{start: start, end: start + size, off: lineStart + int64(nameAt), len: uint32(nameLen), seq: len(entries)})
 	}
 	m.resolve(entries)
 	return m, nil
 }
 
-// readLine reads one line without its newline; tooLong reports a line
-// longer than MaxLine, which is consumed and not returned.
-func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+// Name reads the name of seg from r, the file Parse read.
+func (m *Map) Name(r io.ReaderAt, seg Segment) (string, error) {
+	b := make([]byte, seg.NameLen)
+	if _, err := r.ReadAt(b, seg.NameOff); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// readLine reads one line without its newline, and n, the bytes it took
+// in the file (0 at the end); tooLong reports a line longer than
+// MaxLine, which is consumed and not returned.
+func readLine(br *bufio.Reader) (line []byte, n int, tooLong bool, err error) {
 	var buf []byte
 	for {
-		chunk, isPrefix, err := br.ReadLine()
-		if err != nil {
-			if err == io.EOF && (buf != nil || tooLong) {
-				return buf, tooLong, nil
-			}
-			return nil, tooLong, err
-		}
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
 		if !tooLong {
-			if len(buf)+len(chunk) > MaxLine {
+			if len(buf)+len(chunk) > MaxLine+1 {
 				tooLong, buf = true, nil
 			} else {
 				buf = append(buf, chunk...)
 			}
 		}
-		if !isPrefix {
-			if buf == nil && !tooLong {
-				buf = []byte{}
-			}
-			return buf, tooLong, nil
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil, io.EOF:
+			return bytes.TrimSuffix(buf, []byte("\n")), n, tooLong, nil
+		default:
+			return nil, 0, false, err
 		}
 	}
 }
 
-// parseLine splits "START SIZE NAME".
-func parseLine(line []byte) (start, size uint64, name []byte, ok bool) {
+// parseLine splits "START SIZE NAME"; the name is line[nameAt:nameAt+nameLen].
+func parseLine(line []byte) (start, size uint64, nameAt, nameLen int, ok bool) {
 	f1, rest, ok1 := cutField(line)
 	f2, rest, ok2 := cutField(rest)
 	if !ok1 || !ok2 {
-		return 0, 0, nil, false
+		return 0, 0, 0, 0, false
 	}
 	var err error
 	if start, err = parseHex(f1); err != nil {
-		return 0, 0, nil, false
+		return 0, 0, 0, 0, false
 	}
 	if size, err = parseHex(f2); err != nil {
-		return 0, 0, nil, false
+		return 0, 0, 0, 0, false
 	}
-	return start, size, bytes.TrimSpace(rest), true
+	name := bytes.TrimSpace(rest)
+	if len(name) == 0 {
+		return start, size, 0, 0, true
+	}
+	return start, size, len(line) - len(rest) + bytes.Index(rest, name), len(name), true
 }
 
 // cutField returns the first space-separated field of b and what
@@ -221,12 +233,11 @@ func (m *Map) resolve(entries []entry) {
 		}
 		top := active[0]
 		end := points[i+1]
-		if n := len(m.segs); n > 0 && m.segs[n-1].end == p && m.segs[n-1].start == top.start && m.segs[n-1].off == top.off {
-			m.segs[n-1].end = end // the same entry continues
+		if n := len(m.segs); n > 0 && m.segs[n-1].End == p && m.segs[n-1].Entry == top.start && m.segs[n-1].NameOff == top.off {
+			m.segs[n-1].End = end // the same entry continues
 			continue
 		}
-		m.starts = append(m.starts, p)
-		m.segs = append(m.segs, segment{end: end, off: top.off, len: top.len, start: top.start})
+		m.segs = append(m.segs, Segment{Start: p, End: end, Entry: top.start, NameOff: top.off, NameLen: top.len})
 	}
 }
 
@@ -244,30 +255,28 @@ func (h *bySeq) Pop() any {
 	return x
 }
 
-// Lookup returns the name of the entry covering addr and where that
-// entry starts.
-func (m *Map) Lookup(addr uint64) (name string, start uint64, ok bool) {
-	i, found := slices.BinarySearch(m.starts, addr)
+// Lookup returns the segment covering addr.
+func (m *Map) Lookup(addr uint64) (Segment, bool) {
+	i, found := slices.BinarySearchFunc(m.segs, addr, func(s Segment, a uint64) int { return cmp.Compare(s.Start, a) })
 	if !found {
 		i--
 	}
-	if i < 0 || addr >= m.segs[i].end {
-		return "", 0, false
+	if i < 0 || addr >= m.segs[i].End {
+		return Segment{}, false
 	}
-	s := &m.segs[i]
-	return string(m.names[s.off : s.off+s.len]), s.start, true
+	return m.segs[i], true
 }
 
 // Ranges returns the address ranges the map covers, adjacent ones merged,
 // in address order.
 func (m *Map) Ranges() [][2]uint64 {
 	var out [][2]uint64
-	for i, s := range m.segs {
-		if n := len(out); n > 0 && out[n-1][1] == m.starts[i] {
-			out[n-1][1] = s.end
+	for _, s := range m.segs {
+		if n := len(out); n > 0 && out[n-1][1] == s.Start {
+			out[n-1][1] = s.End
 			continue
 		}
-		out = append(out, [2]uint64{m.starts[i], s.end})
+		out = append(out, [2]uint64{s.Start, s.End})
 	}
 	return out
 }

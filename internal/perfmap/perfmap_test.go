@@ -81,7 +81,13 @@ func TestParse(t *testing.T) {
 				t.Fatal(err)
 			}
 			for addr, want := range tc.want {
-				got, _, ok := m.Lookup(addr)
+				seg, ok := m.Lookup(addr)
+				got := ""
+				if ok {
+					if got, err = m.Name(strings.NewReader(tc.input), seg); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if got != want || ok != (want != "") {
 					t.Errorf("Lookup(%#x) = %q, %v; want %q", addr, got, ok, want)
 				}
@@ -115,16 +121,21 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		for _, seg := range m.segs {
+			if name, err := m.Name(strings.NewReader(s), seg); err != nil || strings.ContainsAny(name, "\n") {
+				t.Fatalf("segment %+v: name %q, %v", seg, name, err)
+			}
+		}
 		prev := uint64(0)
 		for i, r := range m.Ranges() {
 			if r[1] <= r[0] || (i > 0 && r[0] < prev) {
 				t.Fatalf("range %d %x out of order or empty", i, r)
 			}
 			prev = r[1]
-			if _, _, ok := m.Lookup(r[0]); !ok {
+			if _, ok := m.Lookup(r[0]); !ok {
 				t.Fatalf("start of range %x has no name", r)
 			}
-			if _, _, ok := m.Lookup(r[1] - 1); !ok {
+			if _, ok := m.Lookup(r[1] - 1); !ok {
 				t.Fatalf("end of range %x has no name", r)
 			}
 		}
