@@ -93,6 +93,25 @@ func TestNodeJITDump(t *testing.T) {
 			out := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=200", "-unit=ms", prof)
 			checkFlat(t, string(out.stdout), want, []string{"fib", "sieve", "main"})
 
+			// -disasm from the code bytes of the jitdump: sieve's listing
+			// has its flat, the same in every run.
+			var first string
+			for i := range 3 {
+				d := string(runPProf(t, t.TempDir(), nil, "-disasm", "sieve", "-unit=ms", prof).stdout)
+				if i == 0 {
+					first = d
+				} else if d != first {
+					t.Fatalf("-disasm sieve differs between runs:\n%s\n%s", d, first)
+				}
+			}
+			m := regexp.MustCompile(`ROUTINE =+ sieve\n\s+(\d+)ms`).FindStringSubmatch(first)
+			if m == nil || !regexp.MustCompile(`(?m)^\s+\S+\s+\S+ [0-9a-f]+: (mov|push|cmp|test)`).MatchString(first) {
+				t.Fatalf("-disasm sieve lists no routine with instructions:\n%s", first)
+			}
+			if got, _ := strconv.ParseInt(m[1], 10, 64); got != want["sieve"] {
+				t.Errorf("-disasm sieve: flat %dms, reference %dms", got, want["sieve"])
+			}
+
 			// Lines: every fib, sieve and main row of -top -lines is at a
 			// line of that function's body in work.js.
 			src, err := os.ReadFile(filepath.Join(dir, "work.js"))
@@ -281,24 +300,37 @@ func functionLines(src string) map[string][2]int {
 
 // TestNodeJITPid profiles a live Node.js process and runs pprof with
 // -jit_pid on it while it still runs: the process's perf map, read
-// through /proc/PID/root/tmp, names the JavaScript functions, with no
-// file copied by hand.
+// through /proc/PID/root/tmp (with --perf-basic-prof), or its jitdump,
+// read in its current directory (with --perf-prof), names the JavaScript
+// functions, with no file copied by hand.
 func TestNodeJITPid(t *testing.T) {
 	node := testenv.Tool(t, "node", "nodejs")
 	lib := "/usr/lib/x86_64-linux-gnu/libprofiler.so"
 	if _, err := os.Stat(lib); err != nil {
 		testenv.Missing(t, lib, "apt-get install libgoogle-perftools-dev")
 	}
-	dir := t.TempDir()
 	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "work.js"), src, 0o644); err != nil {
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"--perf-basic-prof", "-jit_pid: perf map of process %[1]d copied from /proc/%[1]d/root/tmp/perf-%[1]d.map"},
+		{"--perf-prof", "-jit_pid: jitdump of process %[1]d copied from /proc/%[1]d/cwd/jit-%[1]d.dump"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) { nodeJITPid(t, node, lib, string(src), tc.flag, tc.want) })
+	}
+}
+
+// nodeJITPid runs work.js under node with flag and pprof -jit_pid on it.
+func nodeJITPid(t *testing.T, node, lib, src, flag, want string) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "work.js"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prof := filepath.Join(dir, "cpu.prof")
-	cmd := exec.Command(node, "--perf-basic-prof", "work.js", "1000", "30000")
+	cmd := exec.Command(node, flag, "work.js", "1000", "30000")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CPUPROFILE="+prof, "CPUPROFILESIGNAL=12", "LD_PRELOAD="+lib)
 	if err := cmd.Start(); err != nil {
@@ -327,7 +359,10 @@ func TestNodeJITPid(t *testing.T) {
 	if !regexp.MustCompile(`(?m) fib$`).Match(r.stdout) || !regexp.MustCompile(`(?m) sieve$`).Match(r.stdout) {
 		t.Errorf("-jit_pid %d: no fib or sieve in\n%s\n%s", pid, r.stdout, r.stderr)
 	}
-	if want := fmt.Sprintf("-jit_pid: perf map of process %d copied from /proc/%d/root/tmp/perf-%d.map", pid, pid, pid); !strings.Contains(string(r.stderr), want) {
+	if want := fmt.Sprintf(want, pid); !strings.Contains(string(r.stderr), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if strings.Contains(string(r.stderr), "overlap") {
+		t.Errorf("overlap warnings:\n%s", r.stderr)
 	}
 }

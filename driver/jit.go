@@ -319,7 +319,16 @@ func (j *jitStage) snapshot() string {
 		// The process's perf map, if its runtime writes one (V8, the JVM,
 		// .NET, ...), then its LLVM JIT objects through the GDB JIT
 		// interface; either is enough.
-		perfMap, mapErr := copyPerfMap(pid, dir)
+		// A jitdump names the same code as the perf map, with lines: with
+		// one, the perf map is not needed (and would only overlap it).
+		var perfMap string
+		var mapErr error
+		if dump := copyJITDump(pid, dir); dump != "" {
+			j.ui.Print(fmt.Sprintf("-jit_pid: jitdump of process %d copied from %s", pid, dump))
+			perfMap = dump // enough on its own
+		} else if perfMap, mapErr = copyPerfMap(pid, dir); perfMap != "" {
+			defer j.ui.Print(fmt.Sprintf("-jit_pid: perf map of process %d copied from %s", pid, perfMap))
+		}
 		res, err := jitsnap.Snapshot(pid, dir)
 		switch {
 		case err != nil && perfMap == "":
@@ -335,43 +344,81 @@ func (j *jitStage) snapshot() string {
 			}
 			j.ui.Print(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
 		}
-		if perfMap != "" {
-			j.ui.Print(fmt.Sprintf("-jit_pid: perf map of process %d copied from %s", pid, perfMap))
-		}
 		j.snapDir = dir
 	})
 	return j.snapDir
+}
+
+// nsPID returns the pid of process pid in its own pid namespace.
+func nsPID(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return pid
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return pid
+}
+
+// copyJITDump copies the jitdump of process pid into dir, if it wrote
+// one where the runtimes do: V8 in its current directory, LLVM under
+// $JITDUMPDIR/.debug/jit/*/ or $HOME/.debug/jit/*/ (the process's own
+// environment, seen through its root). It returns the path it read, or "".
+func copyJITDump(pid int, dir string) string {
+	name := fmt.Sprintf("jit-%d.dump", nsPID(pid))
+	root := fmt.Sprintf("/proc/%d/root", pid)
+	candidates := []string{filepath.Join(fmt.Sprintf("/proc/%d/cwd", pid), name)}
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
+		for _, kv := range strings.Split(string(env), "\x00") {
+			for _, key := range []string{"JITDUMPDIR=", "HOME="} {
+				if v, ok := strings.CutPrefix(kv, key); ok && filepath.IsAbs(v) {
+					found, _ := filepath.Glob(filepath.Join(root, v, ".debug", "jit", "*", name))
+					candidates = append(candidates, found...)
+				}
+			}
+		}
+	}
+	for _, src := range candidates {
+		if copyRegular(src, filepath.Join(dir, fmt.Sprintf("jit-%d.dump", pid))) == nil {
+			return src
+		}
+	}
+	return ""
+}
+
+// copyRegular copies the regular file src to the new file dst.
+func copyRegular(src, dst string) error {
+	in, err := jprofile.OpenRegular(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
 }
 
 // copyPerfMap copies the perf map of process pid, /tmp/perf-NSPID.map as
 // the process sees its /tmp (NSPID being its pid in its own namespace),
 // into dir, and returns the path it read, or "" and why not.
 func copyPerfMap(pid int, dir string) (string, error) {
-	nspid := pid
-	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-				if f := strings.Fields(rest); len(f) > 0 {
-					if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
-						nspid = n
-					}
-				}
-			}
-		}
-	}
-	src := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, nspid)
-	in, err := jprofile.OpenRegular(src)
-	if err != nil {
+	src := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, nsPID(pid))
+	if err := copyRegular(src, filepath.Join(dir, fmt.Sprintf("perf-%d.map", pid))); err != nil {
 		return "", fmt.Errorf("%s: %w", src, err)
 	}
-	defer in.Close()
-	out, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("perf-%d.map", pid)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return "", fmt.Errorf("%s: %w", src, err)
-	}
-	return src, out.Close()
+	return src, nil
 }

@@ -27,6 +27,13 @@ const maxDisasmBytes = 64 << 20
 // memory, and the web views ask for a function's range widened by a few
 // hundred bytes on either side.
 func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
+	if magic, err := readMagic(file); err == nil && isJITDump(magic) {
+		df := t.loadDump(file)
+		if df.err != nil {
+			return nil, df.err
+		}
+		return t.disasmDump(df, start, end, intelSyntax)
+	}
 	b := t.load(file)
 	if b.err != nil {
 		if fb, ok := t.fallbackFor(file); ok {

@@ -53,8 +53,9 @@ type Options struct {
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
 // use. Close releases the files it keeps open.
 type Tool struct {
-	opts Options
-	bins oncemap.Map[string, *binFile]
+	opts  Options
+	bins  oncemap.Map[string, *binFile]
+	dumps oncemap.Map[string, *dumpFile]
 
 	mu          sync.Mutex
 	fellBack    map[string]bool // files handed to the fallback
@@ -136,6 +137,11 @@ func (t *Tool) Close() error {
 	var first error
 	t.closeOnce.Do(func() {
 		t.prefetching.Wait()
+		for _, d := range t.dumps.Drain() {
+			if d.f != nil {
+				d.f.Close()
+			}
+		}
 		for _, b := range t.bins.Drain() {
 			if b.f != nil {
 				if err := b.f.Close(); err != nil && first == nil {
@@ -179,6 +185,9 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 	magic, err := readMagic(name)
 	if err != nil {
 		return nil, err
+	}
+	if isJITDump(magic) {
+		return t.openDump(name, start, limit, offset)
 	}
 	if !bytes.Equal(magic, []byte(elf.ELFMAG)) {
 		// Not a word about files of no object format: pprof tries the

@@ -1,0 +1,198 @@
+package objtool
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"regexp"
+	"sync"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/ianlancetaylor/demangle"
+	"github.com/jitpprof/pprof/internal/disasm"
+	"github.com/jitpprof/pprof/internal/jitdump"
+	jprofile "github.com/jitpprof/pprof/profile"
+)
+
+// A jitdump file is an object file too: its CODE_LOAD records carry each
+// function's name, address and machine code, and its CODE_DEBUG_INFO
+// records the lines. The JIT stage attaches a jitdump's addresses to a
+// [0, ^0) mapping of it, so pprof's code views (-disasm, -list, -weblist,
+// the web UI) ask the object tool about it.
+
+// isJITDump reports whether magic starts a jitdump file.
+func isJITDump(magic []byte) bool {
+	return binary.LittleEndian.Uint32(magic) == jitdump.Magic || binary.BigEndian.Uint32(magic) == jitdump.Magic
+}
+
+// dumpFile is one jitdump file, read once.
+type dumpFile struct {
+	path string
+	f    *os.File
+	d    *jitdump.Dump
+	err  error
+
+	mu    sync.Mutex
+	lines map[*jitdump.Code][]jitdump.Line
+}
+
+// loadDump returns the jitdump at path, reading it on first use.
+func (t *Tool) loadDump(path string) *dumpFile {
+	d, _ := t.dumps.Get(path, func() *dumpFile {
+		df := &dumpFile{path: path, lines: map[*jitdump.Code][]jitdump.Line{}}
+		f, err := jprofile.OpenRegular(path)
+		if err != nil {
+			df.err = fmt.Errorf("%s: %v", path, err)
+			return df
+		}
+		st, err := f.Stat()
+		if err == nil {
+			df.d, err = jitdump.Read(f, st.Size(), path)
+		}
+		if err != nil {
+			f.Close()
+			df.err = err
+			return df
+		}
+		df.f = f
+		return df
+	})
+	return d
+}
+
+// linesOf returns c's line table, reading it on first use.
+func (df *dumpFile) linesOf(c *jitdump.Code) []jitdump.Line {
+	df.mu.Lock()
+	defer df.mu.Unlock()
+	lines, ok := df.lines[c]
+	if !ok {
+		lines, _ = df.d.Lines(df.f, c)
+		df.lines[c] = lines
+	}
+	return lines
+}
+
+// frame is the frame of addr in c, as the JIT stage gives it (see
+// jprofile.SourceReader): V8's names split into function, script and
+// line.
+func (df *dumpFile) frame(c *jitdump.Code, addr uint64) gdriver.Frame {
+	f := gdriver.Frame{Func: c.Name}
+	start := 0
+	if fn, file, line, ok := jprofile.SplitV8Name(c.Name); ok {
+		f, start = gdriver.Frame{Func: fn, File: file, Line: line, StartLine: line}, line
+	}
+	lines := df.linesOf(c)
+	if l, ok := jitdump.LineAt(lines, addr); ok {
+		if f.File == "" {
+			f.File = l.File
+		}
+		f.Line, f.StartLine = l.Line, start
+		if start == 0 {
+			f.StartLine = lines[0].Line
+		}
+	}
+	return f
+}
+
+// symbolName is the name a piece of code is listed under: the function
+// the JIT stage names it by.
+func symbolName(c *jitdump.Code) string {
+	if fn, _, _, ok := jprofile.SplitV8Name(c.Name); ok {
+		return fn
+	}
+	return c.Name
+}
+
+// dumpObj is a jitdump opened for a mapping: its addresses are the
+// run-time ones (the JIT stage maps it at [0, ^0)), less the mapping's
+// start otherwise, as for a relocatable object.
+type dumpObj struct {
+	df   *dumpFile
+	base uint64
+}
+
+func (o *dumpObj) Name() string    { return o.df.path }
+func (o *dumpObj) BuildID() string { return "" }
+func (o *dumpObj) Close() error    { return nil }
+
+func (o *dumpObj) ObjAddr(addr uint64) (uint64, error) { return addr - o.base, nil }
+
+func (o *dumpObj) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	x := addr - o.base
+	c := o.df.d.Lookup(x)
+	if c == nil {
+		return []gdriver.Frame{{}}, nil
+	}
+	return []gdriver.Frame{o.df.frame(c, x)}, nil
+}
+
+func (o *dumpObj) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
+	var out []*gdriver.Sym
+	for i := range o.df.d.Code {
+		c := &o.df.d.Code[i]
+		names := []string{symbolName(c)}
+		if match := matchSymbol(names, c.Addr, c.Addr+c.Size-1, r, addr); match != nil {
+			out = append(out, &gdriver.Sym{Name: match, File: o.df.path, Start: c.Addr, End: c.Addr + c.Size - 1})
+		}
+	}
+	return out, nil
+}
+
+// openDump opens a jitdump for a mapping.
+func (t *Tool) openDump(name string, start, limit, offset uint64) (gdriver.ObjFile, error) {
+	df := t.loadDump(name)
+	if df.err != nil {
+		return nil, df.err
+	}
+	base := start
+	if start == 0 && offset == 0 && (limit == ^uint64(0) || limit == 0) {
+		base = 0
+	}
+	return &dumpObj{df: df, base: base}, nil
+}
+
+// disasmDump decodes the code of a jitdump in [start, end], from the code
+// bytes of its CODE_LOAD records.
+func (t *Tool) disasmDump(df *dumpFile, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
+	d := df.d
+	m := elfMachine(d.Machine)
+	name := func(addr uint64) (string, uint64, bool) {
+		c := d.Lookup(addr)
+		if c == nil {
+			return "", 0, false
+		}
+		return symbolName(c), c.Addr, true
+	}
+	var out []gdriver.Inst
+	var size uint64
+	for i := range d.Code {
+		c := &d.Code[i]
+		if c.Addr > end || c.Addr+c.Size-1 < start {
+			continue
+		}
+		lo, hi := max(start, c.Addr), min(end, c.Addr+c.Size-1)
+		if size += hi - lo + 1; size > maxDisasmBytes {
+			return nil, fmt.Errorf("%s: more than %d bytes of code in [%#x, %#x]", df.path, maxDisasmBytes, start, end)
+		}
+		code := make([]byte, hi-lo+1)
+		if _, err := df.f.ReadAt(code, c.CodeOffset+int64(lo-c.Addr)); err != nil {
+			return nil, fmt.Errorf("%s: reading the code of %s: %v", df.path, c.Name, err)
+		}
+		insts, err := disasm.Decode(m, code, lo, intelSyntax, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", df.path, err)
+		}
+		for _, in := range insts {
+			f := df.frame(c, in.Addr)
+			out = append(out, gdriver.Inst{Addr: in.Addr, Text: in.Text, Function: demangle.Filter(f.Func), File: f.File, Line: f.Line})
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s: no code in [%#x, %#x]", df.path, start, end)
+	}
+	return out, nil
+}
+
+// elfMachine is the ELF machine of a jitdump header's elf_mach.
+func elfMachine(m uint32) elf.Machine { return elf.Machine(m) }
