@@ -16,33 +16,32 @@ import (
 // what the JIT stage read of it.
 func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error) {
 	if obj.Kind != jprofile.LLVMDump {
-		r, err := obj.OpenSource()
+		r, err := jprofile.SourceOf(obj.Kind).Open(obj)
 		if err != nil {
 			return nil, err
 		}
 		return sourceObject{r}, nil
 	}
-	path := obj.Path
 	var s *jitsym.Symbolizer
 	var err error
 	if j.tool != nil {
-		s, err = j.tool.Index(path) // the object tool's, shared with the code views
+		s, err = j.tool.Index(obj.Path) // the object tool's, shared with the code views
 	} else {
-		s, err = jitsym.Open(path)
+		s, err = jitsym.Open(obj.Path)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !s.HasDWARF() {
 		j.warnOnce(fmt.Sprintf("JIT objects: %s: no DWARF debug information; "+
-			"JIT frames get function names from its symbol table, without file:line", path))
+			"JIT frames get function names from its symbol table, without file:line", obj.Path))
 	}
 	return inProcessObject{s: s, owned: j.tool == nil}, nil
 }
 
 // sourceObject adapts a perf map or jitdump object to symbolizer.Object.
 type sourceObject struct {
-	r *jprofile.SourceReader
+	r jprofile.FrameSource
 }
 
 func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
@@ -52,7 +51,7 @@ func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	}
 	out := make([]gdriver.Frame, len(frames))
 	for i, f := range frames {
-		out[i] = gdriver.Frame{Func: f.Func, File: f.File, Line: f.Line, StartLine: f.StartLine}
+		out[i] = gdriver.Frame{Func: f.Func, File: f.File, Line: f.Line, Column: f.Column, StartLine: f.StartLine}
 	}
 	return out, nil
 }

@@ -67,53 +67,37 @@ const (
 	metaExt = ".meta"
 )
 
-// objectFiles is one JIT object's files in a directory: STEM.elf and
-// STEM.meta (the paths of those that exist), or one perf map or jitdump.
+// objectFiles is one JIT object's files in a directory, as its source
+// kind groups them, the object's own file first.
 type objectFiles struct {
-	kind      Kind
-	elf, meta string
-	path      string // a perf map or jitdump
+	src   Source
+	files []string
 }
 
-// scanDir returns the JIT object file pairs of dir, sorted by name.
+// scanDir returns the JIT objects of dir, each kind's grouped by it,
+// sorted by their first file.
 func scanDir(dir string) ([]objectFiles, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	byStem := map[string]*objectFiles{}
-	var stems []string
+	var names []string
 	for _, e := range entries {
-		name := e.Name()
-		kind, ok := kindOf(name)
-		if !ok || e.IsDir() {
-			continue
-		}
-		if kind != LLVMDump {
-			// Kept apart from the LLVM dumps' stems by a name no stem has.
-			byStem["\x00"+name] = &objectFiles{kind: kind, path: filepath.Join(dir, name)}
-			stems = append(stems, "\x00"+name)
-			continue
-		}
-		ext := filepath.Ext(name)
-		stem := strings.TrimSuffix(name, ext)
-		of := byStem[stem]
-		if of == nil {
-			of = &objectFiles{}
-			byStem[stem] = of
-			stems = append(stems, stem)
-		}
-		if ext == elfExt {
-			of.elf = filepath.Join(dir, name)
-		} else {
-			of.meta = filepath.Join(dir, name)
+		if !e.IsDir() {
+			names = append(names, e.Name())
 		}
 	}
-	slices.Sort(stems)
-	out := make([]objectFiles, len(stems))
-	for i, s := range stems {
-		out[i] = *byStem[s]
+	var out []objectFiles
+	for _, src := range Sources() {
+		for _, group := range src.Group(names) {
+			files := make([]string, len(group))
+			for k, name := range group {
+				files[k] = filepath.Join(dir, name)
+			}
+			out = append(out, objectFiles{src: src, files: files})
+		}
 	}
+	slices.SortFunc(out, func(a, b objectFiles) int { return strings.Compare(a.files[0], b.files[0]) })
 	return out, nil
 }
 
@@ -182,14 +166,27 @@ func Load(dirs []string) (*ObjectSet, []error) {
 	return set, append(errs, overlaps...)
 }
 
-// loadObject reads one object's section table from its ELF file, and
-// checks it against the .meta file if there is one.
+// loadObject reads one object with its source kind.
 func loadObject(f objectFiles) (*Object, error) {
-	switch f.kind {
-	case PerfMap:
-		return loadPerfMap(f.path)
-	case JITDump:
-		return loadJITDump(f.path)
+	obj, err := f.src.Load(f.files)
+	if err != nil {
+		return nil, err
+	}
+	obj.Kind = f.src.Kind()
+	return obj, nil
+}
+
+// loadLLVMDump reads one LLVM dump's section table from its ELF file
+// (files[0], unless only a .meta is there), and checks it against the
+// .meta file if there is one.
+func loadLLVMDump(files []string) (*Object, error) {
+	var f struct{ elf, meta string }
+	for _, p := range files {
+		if filepath.Ext(p) == elfExt {
+			f.elf = p
+		} else {
+			f.meta = p
+		}
 	}
 	if f.elf == "" {
 		return nil, &ObjectError{File: f.meta, Err: fmt.Errorf("no %s beside it; its sections stay unsymbolized",

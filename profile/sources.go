@@ -1,16 +1,19 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/jitdump"
+	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/perfmap"
 )
 
@@ -46,18 +49,159 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// kindOf returns the kind of JIT source a directory entry name is, if
-// any: NAME.elf or NAME.meta, perf-*.map, jit-*.dump.
+// A Source is one kind of JIT source: how its files are found in a
+// directory, the code an object of it claims, and how the addresses of
+// that code are symbolized. [Sources] lists the kinds jitpprof reads.
+type Source interface {
+	// Kind names the kind.
+	Kind() Kind
+	// Match reports whether a file called name is of this kind.
+	Match(name string) bool
+	// Group picks the objects of this kind among the names of a
+	// directory's files: the names of each object's files, its own file
+	// first.
+	Group(names []string) [][]string
+	// Load reads an object from its files (paths, as Group grouped
+	// them): the code ranges it claims, in Object.Sections.
+	Load(files []string) (*Object, error)
+	// Open opens obj, an object Load read, to symbolize its addresses.
+	Open(obj *Object) (FrameSource, error)
+}
+
+// A FrameSource gives the frames of the addresses of one JIT object. It
+// is safe for concurrent use.
+type FrameSource interface {
+	// Frames returns the frames of addr, leaf first, or none.
+	Frames(addr uint64) []Frame
+	// Close releases the object.
+	Close() error
+}
+
+// Sources returns the JIT source kinds jitpprof reads: LLVM dumps, perf
+// maps and jitdump files.
+func Sources() []Source { return []Source{llvmDumps{}, perfMaps{}, jitDumps{}} }
+
+// SourceOf returns the Source of kind k.
+func SourceOf(k Kind) Source { return Sources()[k] }
+
+// kindOf returns the kind of JIT source a file name is, if any.
 func kindOf(name string) (Kind, bool) {
-	switch ext := filepath.Ext(name); {
-	case ext == elfExt || ext == metaExt:
-		return LLVMDump, true
-	case ext == ".map" && strings.HasPrefix(name, "perf-"):
-		return PerfMap, true
-	case ext == ".dump" && strings.HasPrefix(name, "jit-"):
-		return JITDump, true
+	for _, s := range Sources() {
+		if s.Match(name) {
+			return s.Kind(), true
+		}
 	}
 	return 0, false
+}
+
+// llvmDumps are NAME.elf with an optional NAME.meta.
+type llvmDumps struct{}
+
+func (llvmDumps) Kind() Kind { return LLVMDump }
+
+func (llvmDumps) Match(name string) bool {
+	ext := filepath.Ext(name)
+	return ext == elfExt || ext == metaExt
+}
+
+func (s llvmDumps) Group(names []string) [][]string {
+	byStem := map[string][]string{}
+	var stems []string
+	for _, name := range names {
+		if !s.Match(name) {
+			continue
+		}
+		stem := strings.TrimSuffix(name, filepath.Ext(name))
+		if _, ok := byStem[stem]; !ok {
+			stems = append(stems, stem)
+		}
+		byStem[stem] = append(byStem[stem], name)
+	}
+	out := make([][]string, 0, len(stems))
+	for _, stem := range stems {
+		g := byStem[stem]
+		rank := func(name string) int { // NAME.elf first
+			if filepath.Ext(name) == elfExt {
+				return 0
+			}
+			return 1
+		}
+		slices.SortFunc(g, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+		out = append(out, g)
+	}
+	return out
+}
+
+func (llvmDumps) Load(files []string) (*Object, error) { return loadLLVMDump(files) }
+
+// Open reads the object's DWARF with jitsym. (jitpprof's driver asks its
+// object tool instead, which shares the index with the code views.)
+func (llvmDumps) Open(obj *Object) (FrameSource, error) {
+	s, err := jitsym.Open(obj.Path)
+	if err != nil {
+		return nil, err
+	}
+	return dwarfFrames{s}, nil
+}
+
+// dwarfFrames gives an LLVM dump's frames from its DWARF.
+type dwarfFrames struct{ s *jitsym.Symbolizer }
+
+func (d dwarfFrames) Frames(addr uint64) []Frame {
+	fs, _ := d.s.SourceLine(addr)
+	out := make([]Frame, len(fs))
+	for i, f := range fs {
+		out[i] = Frame{Func: f.Func, File: f.File, Line: f.Line, Column: f.Column, StartLine: f.StartLine}
+	}
+	return out
+}
+
+func (d dwarfFrames) Close() error { return d.s.Close() }
+
+// singleFiles are kinds of one file an object: perf maps, jitdumps.
+type singleFiles struct {
+	prefix, ext string
+}
+
+func (s singleFiles) Match(name string) bool {
+	return strings.HasPrefix(name, s.prefix) && filepath.Ext(name) == s.ext
+}
+
+func (s singleFiles) group(names []string) [][]string {
+	var out [][]string
+	for _, name := range names {
+		if s.Match(name) {
+			out = append(out, []string{name})
+		}
+	}
+	return out
+}
+
+// perfMaps are perf-PID.map files.
+type perfMaps struct{}
+
+func (perfMaps) Kind() Kind                            { return PerfMap }
+func (perfMaps) Match(name string) bool                { return singleFiles{"perf-", ".map"}.Match(name) }
+func (perfMaps) Group(names []string) [][]string       { return singleFiles{"perf-", ".map"}.group(names) }
+func (perfMaps) Load(files []string) (*Object, error)  { return loadPerfMap(files[0]) }
+func (perfMaps) Open(obj *Object) (FrameSource, error) { return obj.OpenSource() }
+
+// jitDumps are jit-PID.dump files.
+type jitDumps struct{}
+
+func (jitDumps) Kind() Kind                            { return JITDump }
+func (jitDumps) Match(name string) bool                { return singleFiles{"jit-", ".dump"}.Match(name) }
+func (jitDumps) Group(names []string) [][]string       { return singleFiles{"jit-", ".dump"}.group(names) }
+func (jitDumps) Load(files []string) (*Object, error)  { return loadJITDump(files[0]) }
+func (jitDumps) Open(obj *Object) (FrameSource, error) { return openSource(obj) }
+
+// openSource opens a perf map or jitdump as a FrameSource.
+func openSource(obj *Object) (FrameSource, error) {
+	r, err := obj.OpenSource()
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // IsJITMapping reports whether m is a mapping the stage made for a JIT
@@ -71,12 +215,13 @@ func IsJITMapping(m *profile.Mapping) bool {
 	return ok && (k != LLVMDump || filepath.Ext(m.File) == elfExt)
 }
 
-// A Frame is one source-level frame of an address of a perf map or a
-// jitdump; the fields mean what they mean in pprof's driver.Frame.
+// A Frame is one source-level frame of an address of a JIT object; the
+// fields mean what they mean in pprof's driver.Frame.
 type Frame struct {
 	Func      string
 	File      string
 	Line      int
+	Column    int
 	StartLine int
 }
 
