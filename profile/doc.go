@@ -14,6 +14,7 @@
 //
 //   - a perf map, perf-PID.map, the text list of code ranges and names
 //     that V8, the JVM, .NET, CPython and others write for Linux perf;
+//
 //   - a jitdump, jit-PID.dump, perf's binary format with names, line
 //     tables and code bytes.
 //

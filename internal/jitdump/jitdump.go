@@ -124,8 +124,8 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	// nothing here depends on them.
 
 	rd := &reader{r: r, size: size, bo: bo}
-	live := map[uint64]*Code{}    // by code_index... or address for writers that reuse indexes
-	var loads []*Code             // in file order
+	live := map[uint64]*Code{} // by code_index... or address for writers that reuse indexes
+	var loads []*Code          // in file order
 	type debugRec struct {
 		off, end int64
 		lines    []Line

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
