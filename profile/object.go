@@ -61,6 +61,10 @@ func (w *ObjectWarning) Error() string { return w.File + ": " + w.Msg }
 // Unwrap returns the underlying error.
 func (e *ObjectError) Unwrap() error { return e.Err }
 
+// maxUserAddr bounds the addresses of JIT code: user space ends below
+// 2^47 on x86-64 (2^56 with 5-level paging), 2^52 on AArch64.
+const maxUserAddr = 1 << 56
+
 // Extensions of the two files of a JIT object.
 const (
 	elfExt  = ".elf"
@@ -203,9 +207,18 @@ func loadLLVMDump(files []string) (*Object, error) {
 		}
 	}
 	for _, s := range all {
-		if s.exec && s.Start != 0 && s.Size != 0 {
-			obj.Sections = append(obj.Sections, s.Section)
+		if !s.exec || s.Start == 0 || s.Size == 0 {
+			continue
 		}
+		// Code the JIT ran has bytes, at user-space addresses: a section
+		// claiming otherwise would take over other objects' addresses.
+		if s.nobits {
+			return nil, &ObjectError{File: f.elf, Err: fmt.Errorf("executable section %q is SHT_NOBITS: it holds no code", s.Name)}
+		}
+		if s.Limit() > maxUserAddr {
+			return nil, &ObjectError{File: f.elf, Err: fmt.Errorf("executable section %q at [%#x, %#x) lies outside the user address space", s.Name, s.Start, s.Limit())}
+		}
+		obj.Sections = append(obj.Sections, s.Section)
 	}
 	if len(obj.Sections) == 0 {
 		return nil, &ObjectError{File: f.elf, Err: errors.New("no loaded executable section with code " +
@@ -218,7 +231,8 @@ func loadLLVMDump(files []string) (*Object, error) {
 // elfSection is a section of the ELF file with its executable flag.
 type elfSection struct {
 	Section
-	exec bool
+	exec   bool
+	nobits bool // SHT_NOBITS: no bytes in the file
 }
 
 // readELFSections returns the sections of a relocatable ELF file with
@@ -253,6 +267,7 @@ func readELFSections(path string) ([]elfSection, error) {
 		out = append(out, elfSection{
 			Section: Section{Name: s.Name, Start: s.Addr, Size: s.Size},
 			exec:    s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) == elf.SHF_ALLOC|elf.SHF_EXECINSTR,
+			nobits:  s.Type == elf.SHT_NOBITS,
 		})
 	}
 	return out, nil

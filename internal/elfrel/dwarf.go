@@ -202,6 +202,12 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 		}
 		m, ok := members[int(rs.Info)]
 		if !ok {
+			// A .rela.debug_* section must apply to a debug section: one
+			// that applies to itself or to code would otherwise be
+			// dropped without a word, and the DWARF read wrong.
+			if target := &f.Sections[rs.Info]; isDebugRelocName(rs.Name) && (int(rs.Info) == i || !isDebugName(target.Name)) {
+				return nil, f.formatErr(rs.Name, -1, "relocation section applies to section %d (%q), not to a debug section", rs.Info, target.Name)
+			}
 			continue
 		}
 		if err := f.spend(&budget, rs); err != nil {
@@ -428,4 +434,19 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 		return &FormatError{File: l.file, Section: m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
 	}
 	return nil
+}
+
+// isDebugName reports whether name is a DWARF section's.
+func isDebugName(name string) bool {
+	return strings.HasPrefix(name, ".debug_") || strings.HasPrefix(name, ".zdebug_")
+}
+
+// isDebugRelocName reports whether name is a relocation section's for a
+// DWARF section (.rela.debug_info, .rel.debug_line, ...).
+func isDebugRelocName(name string) bool {
+	rest, ok := strings.CutPrefix(name, ".rela")
+	if !ok {
+		rest, ok = strings.CutPrefix(name, ".rel")
+	}
+	return ok && isDebugName(rest)
 }

@@ -89,6 +89,8 @@ func TestRelocationErrors(t *testing.T) {
 		{name: "entry size", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Entsize = 16 }, want: "entry size 16"},
 		{name: "partial entry", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Data = o.Sections[3].Data[:20] }, want: "want entries of 24 bytes"},
 		{name: "link not a symbol table", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Link = 6 }, want: "want SHT_SYMTAB"},
+		{name: "applies to itself", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Info = 4 }, want: `applies to section 4 (".rela.debug_info"), not to a debug section`},
+		{name: "applies to code", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[3].Info = 1 }, want: `applies to section 1 (".text.foo"), not to a debug section`},
 		{name: "compressed", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: symText}, edit: func(o *elftest.File) { o.Sections[1].Flags |= elf.SHF_COMPRESSED }, unsupported: true, want: "SHF_COMPRESSED"},
 	}
 	for _, tt := range tests {
