@@ -32,6 +32,7 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/transport"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // The plugin interfaces and types, the same as upstream pprof's.
@@ -155,6 +156,8 @@ func newRun(o *Options) *run {
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
 	r.flags.AddExtraUsage(objtoolUsage)
+	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
+	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
 			return modeErr
@@ -175,6 +178,8 @@ type run struct {
 	transport http.RoundTripper
 	jit       *jitStage
 	tool      *objtool.Tool // jitpprof's object tool, nil if not used
+
+	maxProfileMB *int // -max_profile_mb
 
 	exportFlags exportFlags
 	exportMu    sync.Mutex

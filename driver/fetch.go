@@ -40,7 +40,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	p, memoryMap, err := jprofile.Parse(data)
+	p, memoryMap, err := jprofile.ParseLimit(data, f.run.maxDecompressed())
 	if err != nil {
 		return nil, "", err
 	}
@@ -175,4 +175,16 @@ func (f *fetcher) convertPerfData(path string) ([]byte, error) {
 		return nil, fmt.Errorf("failed to convert perf.data file. Try github.com/google/perf_data_converter: %w", err)
 	}
 	return os.ReadFile(out.Name())
+}
+
+const limitsUsage = `  Limits (jitpprof):
+    -max_profile_mb       The most a gzipped profile may decompress to, in MiB
+                          (default 256): a few KiB of gzip can claim GiBs.`
+
+// maxDecompressed returns the -max_profile_mb limit in bytes.
+func (r *run) maxDecompressed() int64 {
+	if r.maxProfileMB == nil || *r.maxProfileMB <= 0 {
+		return jprofile.DefaultMaxDecompressed
+	}
+	return int64(*r.maxProfileMB) << 20
 }

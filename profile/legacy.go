@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -34,7 +35,18 @@ var memoryMapSentinels = [][]byte{
 // symbolized and without a map. Errors are worded as ParseData's. The
 // data is decompressed and parsed once.
 func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
-	if data, err = decompress(data); err != nil {
+	return ParseLimit(data, DefaultMaxDecompressed)
+}
+
+// DefaultMaxDecompressed is the most bytes Parse decompresses a gzipped
+// profile to: real profiles are megabytes, and a few kilobytes of gzip can
+// claim gigabytes of zeros.
+const DefaultMaxDecompressed = 256 << 20
+
+// ParseLimit is Parse with a limit on the size of the decompressed data:
+// a profile that decompresses to more is an error saying so.
+func ParseLimit(data []byte, maxDecompressed int64) (p *profile.Profile, memoryMap []byte, err error) {
+	if data, err = decompress(data, maxDecompressed); err != nil {
 		return nil, nil, err
 	}
 	// A proto profile parses as one; anything else is handed to
@@ -60,8 +72,13 @@ func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
 	return p, []byte{}, nil
 }
 
-// decompress returns data with a gzip wrapper removed, if it has one.
-func decompress(data []byte) ([]byte, error) {
+// ErrTooLarge is wrapped by the error of a profile that decompresses to
+// more than the limit.
+var ErrTooLarge = errors.New("decompressed profile too large")
+
+// decompress returns data with a gzip wrapper removed, if it has one, and
+// at most limit bytes long.
+func decompress(data []byte, limit int64) ([]byte, error) {
 	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
 		return data, nil
 	}
@@ -69,9 +86,29 @@ func decompress(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decompressing profile: %w", err)
 	}
-	out, err := io.ReadAll(gz)
-	if err != nil {
-		return nil, fmt.Errorf("decompressing profile: %w", err)
+	// Read in chunks, joined once the size is known: a stream that
+	// exceeds the limit costs the limit, not twice it.
+	const chunk = 1 << 20
+	var chunks [][]byte
+	var total int64
+	for {
+		b := make([]byte, chunk)
+		n, err := io.ReadFull(gz, b)
+		chunks = append(chunks, b[:n])
+		total += int64(n)
+		if total > limit {
+			return nil, fmt.Errorf("%w: %d bytes of gzip decompress to more than %d bytes (the limit; -max_profile_mb raises it)", ErrTooLarge, len(data), limit)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decompressing profile: %w", err)
+		}
+	}
+	out := make([]byte, 0, total)
+	for _, b := range chunks {
+		out = append(out, b...)
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/perfmap"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // An Object is one JIT object, read from one of the JIT source kinds:
@@ -47,7 +48,7 @@ type ObjectError struct {
 	Err  error  // what was wrong
 }
 
-func (e *ObjectError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *ObjectError) Error() string { return safename.String(e.File) + ": " + e.Err.Error() }
 
 // An ObjectWarning reports a part of a JIT source file that was left
 // out; the object itself is used.
@@ -56,7 +57,7 @@ type ObjectWarning struct {
 	Msg  string
 }
 
-func (w *ObjectWarning) Error() string { return w.File + ": " + w.Msg }
+func (w *ObjectWarning) Error() string { return safename.String(w.File) + ": " + w.Msg }
 
 // Unwrap returns the underlying error.
 func (e *ObjectError) Unwrap() error { return e.Err }

@@ -1,12 +1,16 @@
 package profile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"debug/elf"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/elftest"
 )
 
@@ -62,5 +66,26 @@ func TestLoadSkipsFIFO(t *testing.T) {
 		if !strings.Contains(err.Error(), "not a regular file") && !strings.Contains(err.Error(), "no y.elf beside it") {
 			t.Errorf("error %v does not say what is wrong", err)
 		}
+	}
+}
+
+// TestParseLimit: a gzipped profile that decompresses past the limit is
+// an error saying so, whatever its header claims, and one under it
+// parses.
+func TestParseLimit(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(make([]byte, 5<<20)) // 5 MiB of zeros: a few KiB of gzip
+	zw.Close()
+	if _, _, err := ParseLimit(buf.Bytes(), 1<<20); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "-max_profile_mb") {
+		t.Errorf("5 MiB under a 1 MiB limit: %v", err)
+	}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}
+	var pb bytes.Buffer
+	if err := p.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ParseLimit(pb.Bytes(), 1<<20); err != nil {
+		t.Errorf("a small profile: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package elfrel
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // ErrNoDWARF is wrapped by the error [File.DWARF] returns when the object
@@ -20,11 +22,12 @@ type FormatError struct {
 }
 
 // Error returns "FILE: section SECTION: MSG at offset OFF: ERR", leaving
-// out the parts that are unknown.
+// out the parts that are unknown; the names are made safe to print (see
+// package safename).
 func (e *FormatError) Error() string {
-	s := e.File + ": "
+	s := safename.String(e.File) + ": "
 	if e.Section != "" {
-		s += "section " + e.Section + ": "
+		s += "section " + safename.String(e.Section) + ": "
 	}
 	s += e.Msg
 	if e.Off >= 0 {
@@ -51,9 +54,9 @@ type UnsupportedError struct {
 
 // Error returns "FILE: section SECTION: unsupported: MSG".
 func (e *UnsupportedError) Error() string {
-	s := e.File + ": "
+	s := safename.String(e.File) + ": "
 	if e.Section != "" {
-		s += "section " + e.Section + ": "
+		s += "section " + safename.String(e.Section) + ": "
 	}
 	return s + "unsupported: " + e.Msg
 }
