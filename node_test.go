@@ -104,12 +104,19 @@ func TestNodeJITDump(t *testing.T) {
 					t.Fatalf("-disasm sieve differs between runs:\n%s\n%s", d, first)
 				}
 			}
-			m := regexp.MustCompile(`ROUTINE =+ sieve\n\s+(\d+)ms`).FindStringSubmatch(first)
-			if m == nil || !regexp.MustCompile(`(?m)^\s+\S+\s+\S+ [0-9a-f]+: (mov|push|cmp|test)`).MatchString(first) {
+			// One routine per piece of code: V8 may have compiled sieve in
+			// several tiers, which -top adds up.
+			routines := regexp.MustCompile(`ROUTINE =+ sieve\n\s+(\d+)ms`).FindAllStringSubmatch(first, -1)
+			if routines == nil || !regexp.MustCompile(`(?m)^\s+\S+\s+\S+ [0-9a-f]+: (mov|push|cmp|test)`).MatchString(first) {
 				t.Fatalf("-disasm sieve lists no routine with instructions:\n%s", first)
 			}
-			if got, _ := strconv.ParseInt(m[1], 10, 64); got != want["sieve"] {
-				t.Errorf("-disasm sieve: flat %dms, reference %dms", got, want["sieve"])
+			var flat int64
+			for _, r := range routines {
+				v, _ := strconv.ParseInt(r[1], 10, 64)
+				flat += v
+			}
+			if flat != want["sieve"] {
+				t.Errorf("-disasm sieve: flat %dms in %d routines, reference %dms", flat, len(routines), want["sieve"])
 			}
 
 			// Lines: every fib, sieve and main row of -top -lines is at a
