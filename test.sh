@@ -38,7 +38,7 @@ packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   libc6-dbg libstdc++6-12-dbg
   clang-14 llvm-14 llvm-14-dev
-  openjdk-17-jdk-headless
+  openjdk-17-jdk-headless linux-perf
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium
@@ -158,6 +158,17 @@ elif [[ ${CI:-} == true ]]; then
   fail "javac or libprofiler.so missing: cannot regenerate the Java fixture"
 else
   echo "warning: OpenJDK or gperftools missing; tests use only the checked-in fixture" >&2
+fi
+
+step "perf.data recordings (perf record of native, threaded, multi-process and Node programs)"
+if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$build/perf-probe.data" true 2>/dev/null; then
+  rm -rf "$build/perf"
+  testdata/perf/generate.sh "$build/perf" >/dev/null
+  export JITPPROF_FRESH_PERF=$build/perf
+elif [[ ${CI:-} == true ]]; then
+  fail "perf is missing or cannot record cpu-clock here: cannot test the perf.data reader"
+else
+  echo "warning: perf missing or not permitted; the perf.data tests are skipped" >&2
 fi
 
 step "The dump listener with MCJIT and ORC, LLVM $llvm_versions (jitlistener/test.sh)"

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/perfdata"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -36,6 +37,14 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 			return p, url, nil
 		}
 	}
+	if _, err := os.Stat(src); err == nil && isPerfFile(src) {
+		p, err := f.readPerfData(src)
+		if err != nil {
+			return nil, "", err
+		}
+		f.run.prefetch(p)
+		return p, "", nil
+	}
 	data, url, local, err := f.fetchData(src, duration, timeout)
 	if err != nil {
 		return nil, "", err
@@ -58,11 +67,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 func (f *fetcher) fetchData(src string, duration, timeout time.Duration) (data []byte, srcURL, local string, err error) {
 	_, statErr := os.Stat(src)
 	if statErr == nil {
-		if isPerfFile(src) {
-			data, err = f.convertPerfData(src)
-		} else {
-			data, err = os.ReadFile(src)
-		}
+		data, err = os.ReadFile(src)
 		return data, "", src, err
 	}
 	u, timeout := adjustURL(src, duration, timeout)
@@ -159,22 +164,37 @@ func isPerfFile(path string) bool {
 	return err == nil && bytes.Equal(head, magic)
 }
 
-// convertPerfData converts perf.data to profile.proto data with the
-// perf_to_profile tool, as upstream pprof does.
-func (f *fetcher) convertPerfData(path string) ([]byte, error) {
-	f.run.ui.Print(fmt.Sprintf("Converting %s to a profile.proto... (May take a few minutes)", path))
-	out, err := os.CreateTemp("", "pprof_*.pb.gz")
+// readPerfData reads a perf.data recording in process (package
+// perfdata; upstream runs perf_to_profile, which Linux distributions do
+// not package) and runs the JIT stage on it, with the jitdump files the
+// recorded processes mapped and their perf maps, if they are still here.
+func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
+	fd, err := jprofile.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
 	if err != nil {
 		return nil, err
 	}
-	out.Close()
-	defer os.Remove(out.Name())
-	cmd := exec.Command("perf_to_profile", "-i", path, "-o", out.Name(), "-f")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("failed to convert perf.data file. Try github.com/google/perf_data_converter: %w", err)
+	pf, err := perfdata.Open(fd, st.Size(), path)
+	if err != nil {
+		return nil, err
 	}
-	return os.ReadFile(out.Name())
+	release := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		release = strings.TrimSpace(string(b))
+	}
+	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range conv.Notes {
+		f.run.jit.warnOnce(path + ": " + n)
+	}
+	f.run.jit.extendFiles(p, path, conv.JITFiles, path)
+	return p, nil
 }
 
 const limitsUsage = `  Limits (jitpprof):

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,8 +58,9 @@ type jitStage struct {
 
 	sets oncemap.Map[string, *jprofile.ObjectSet] // by directory list
 
-	mu     sync.Mutex
-	warned map[string]bool
+	mu       sync.Mutex
+	warned   map[string]bool
+	tempDirs []string // removed by close
 
 	snapOnce sync.Once
 	snapDir  string // the -jit_pid snapshot, "" if none was taken
@@ -85,6 +87,9 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 
 func (j *jitStage) close() {
 	j.syms.Close()
+	for _, d := range j.tempDirs {
+		os.RemoveAll(d)
+	}
 	if j.snapDir != "" {
 		os.RemoveAll(j.snapDir)
 	}
@@ -105,7 +110,40 @@ func (j *jitStage) warnOnce(msg string) {
 // local if that is not "", with memoryMap the legacy memory map of its
 // data, if any (see jprofile.Parse).
 func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, local string) {
-	set := j.objects(j.dirs(local))
+	j.extendDirs(p, src, memoryMap, j.dirs(local))
+}
+
+// extendFiles runs the stage on p, read from the local file local, with
+// the JIT source files files (those a perf.data recording names) besides
+// the directories it would use anyway. The files are linked into a
+// temporary directory, removed when the run ends.
+func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, local string) {
+	dirs := j.dirs(local)
+	inDirs := func(f string) bool {
+		for _, d := range dirs {
+			if abs, err := filepath.Abs(d); err == nil && abs == filepath.Dir(f) {
+				return true
+			}
+		}
+		return false
+	}
+	files = slices.DeleteFunc(slices.Clone(files), inDirs) // found there anyway
+	if len(files) > 0 {
+		if dir, err := os.MkdirTemp("", "pprof-perf-jit-"); err == nil {
+			j.mu.Lock()
+			j.tempDirs = append(j.tempDirs, dir)
+			j.mu.Unlock()
+			for _, f := range files {
+				os.Symlink(f, filepath.Join(dir, filepath.Base(f)))
+			}
+			dirs = append(dirs, dir)
+		}
+	}
+	j.extendDirs(p, src, nil, dirs)
+}
+
+func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, dirs []string) {
+	set := j.objects(dirs)
 	res, err := jprofile.Extend(p, memoryMap, set)
 	if err != nil {
 		j.warnOnce(fmt.Sprintf("%s: JIT stage skipped: %v", src, err))

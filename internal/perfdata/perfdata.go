@@ -1,0 +1,630 @@
+// Package perfdata reads perf.data files, the recordings of Linux
+// `perf record` (tools/perf/Documentation/perf.data-file-format.txt):
+// the PERFILE2 header, the event attributes, the records of the data
+// section and the feature sections after it.
+//
+// [Open] reads the header, the attributes and the feature sections
+// pprof uses (build ids, hostname, OS release, command line, event
+// descriptions); [File.Records] then streams the data section record by
+// record, decoding MMAP, MMAP2, COMM, FORK, EXIT and SAMPLE and skipping
+// every other record by its size. Both byte orders are read. Every size
+// is checked against the file before anything is read or allocated from
+// it; errors name the file and the offset.
+package perfdata
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Magic is the first word of a perf.data file.
+const Magic = "PERFILE2"
+
+// Sample type bits (perf_event_attr.sample_type).
+const (
+	SampleIP         = 1 << 0
+	SampleTID        = 1 << 1
+	SampleTime       = 1 << 2
+	SampleAddr       = 1 << 3
+	SampleRead       = 1 << 4
+	SampleCallchain  = 1 << 5
+	SampleID         = 1 << 6
+	SampleCPU        = 1 << 7
+	SamplePeriod     = 1 << 8
+	SampleStreamID   = 1 << 9
+	SampleRaw        = 1 << 10
+	SampleBranch     = 1 << 11
+	SampleRegsUser   = 1 << 12
+	SampleStackUser  = 1 << 13
+	SampleWeight     = 1 << 14
+	SampleDataSrc    = 1 << 15
+	SampleIdentifier = 1 << 16
+)
+
+// Record types.
+const (
+	RecordMMAP          = 1
+	RecordComm          = 3
+	RecordExit          = 4
+	RecordFork          = 7
+	RecordSample        = 9
+	RecordMMAP2         = 10
+	RecordFinishedRound = 68
+)
+
+// Callchain context markers: entries of a callchain that say whose
+// frames follow (kernel, user, ...), not addresses.
+const contextMax = ^uint64(0) - 4095 + 1 // PERF_CONTEXT_MAX = (u64)-4095
+
+// IsContextMarker reports whether a callchain entry is a context marker.
+func IsContextMarker(ip uint64) bool { return ip >= contextMax }
+
+// MarkerKernel starts the kernel part of a callchain.
+const MarkerKernel = ^uint64(0) - 128 + 1 // PERF_CONTEXT_KERNEL = (u64)-128
+
+// An Attr is one event of the recording.
+type Attr struct {
+	Type, Config   uint64
+	SampleType     uint64
+	ReadFormat     uint64
+	SampleIDAll    bool
+	Freq           bool
+	Period         uint64 // sample_period, or the frequency with Freq
+	IDs            []uint64
+	Name           string // from the event descriptions, if any
+	BranchSampleTy uint64
+	RegsUser       uint64
+	SampleRegsIntr uint64
+}
+
+// A File is an open perf.data file.
+type File struct {
+	Name      string
+	ByteOrder binary.ByteOrder
+	Attrs     []Attr
+	// Features read from the feature sections; empty when absent.
+	Hostname, OSRelease string
+	CmdLine             []string
+	BuildIDs            map[string][]byte // by file name
+
+	r              io.ReaderAt
+	size           int64
+	dataOff, dataN int64
+	byID           map[uint64]*Attr
+}
+
+// A FormatError reports a malformed perf.data file.
+type FormatError struct {
+	File string
+	Off  int64
+	Msg  string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s: %s at offset %#x", e.File, e.Msg, e.Off)
+}
+
+// ErrPipe is wrapped by the error for a pipe-mode recording (perf record
+// -o -), which this package does not read.
+var ErrPipe = errors.New("pipe-mode perf.data (perf record -o -) is not supported: record to a file")
+
+func (f *File) errorf(off int64, format string, args ...any) error {
+	return &FormatError{File: f.Name, Off: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// header layout of perf_file_header.
+const (
+	fileHeaderSize = 104
+	maxAttrs       = 4096
+)
+
+// Open reads the header, the attributes and the feature sections of the
+// perf.data file in r, of size bytes; name is used in errors.
+func Open(r io.ReaderAt, size int64, name string) (*File, error) {
+	f := &File{Name: name, r: r, size: size, byID: map[uint64]*Attr{}, BuildIDs: map[string][]byte{}}
+	var h [fileHeaderSize]byte
+	if size < 16 {
+		return nil, f.errorf(0, "%d bytes: too short for a perf.data header", size)
+	}
+	n, _ := r.ReadAt(h[:min(size, fileHeaderSize)], 0)
+	if string(h[:8]) != Magic {
+		if string(h[:8]) == "2ELIFREP" {
+			f.ByteOrder = binary.BigEndian
+		} else {
+			return nil, f.errorf(0, "bad magic %q: not a perf.data file", h[:8])
+		}
+	} else {
+		f.ByteOrder = binary.LittleEndian
+	}
+	bo := f.ByteOrder
+	hsize := bo.Uint64(h[8:])
+	if hsize == 16 {
+		return nil, fmt.Errorf("%s: %w", name, ErrPipe)
+	}
+	if n < fileHeaderSize || hsize < fileHeaderSize {
+		return nil, f.errorf(8, "header of %d bytes, want %d", hsize, fileHeaderSize)
+	}
+	attrSize := bo.Uint64(h[16:])
+	attrsOff, attrsN := int64(bo.Uint64(h[24:])), int64(bo.Uint64(h[32:]))
+	f.dataOff, f.dataN = int64(bo.Uint64(h[40:])), int64(bo.Uint64(h[48:]))
+	for _, s := range [][2]int64{{attrsOff, attrsN}, {f.dataOff, f.dataN}} {
+		if s[0] < 0 || s[1] < 0 || s[0] > size || s[1] > size-s[0] {
+			return nil, f.errorf(24, "section [%#x, +%#x) outside the %d-byte file", s[0], s[1], size)
+		}
+	}
+	if attrSize < 16+64 || attrSize > 1<<16 {
+		return nil, f.errorf(16, "attribute size %d", attrSize)
+	}
+	if attrsN%int64(attrSize) != 0 {
+		return nil, f.errorf(32, "attribute section of %d bytes is not a multiple of the %d-byte attribute", attrsN, attrSize)
+	}
+	nattr := attrsN / int64(attrSize)
+	if nattr == 0 || nattr > maxAttrs {
+		return nil, f.errorf(32, "%d attributes", nattr)
+	}
+	buf := make([]byte, attrsN)
+	if _, err := r.ReadAt(buf, attrsOff); err != nil {
+		return nil, f.errorf(attrsOff, "reading the attributes: %v", err)
+	}
+	eventAttrSize := int(attrSize) - 16 // each entry: perf_event_attr, then a file section of ids
+	for i := range int(nattr) {
+		b := buf[i*int(attrSize):]
+		a, err := f.parseAttr(b[:eventAttrSize], attrsOff+int64(i)*int64(attrSize))
+		if err != nil {
+			return nil, err
+		}
+		idsOff, idsN := int64(bo.Uint64(b[eventAttrSize:])), int64(bo.Uint64(b[eventAttrSize+8:]))
+		if idsOff < 0 || idsN < 0 || idsOff > size || idsN > size-idsOff || idsN%8 != 0 {
+			return nil, f.errorf(attrsOff+int64(i)*int64(attrSize)+int64(eventAttrSize), "event id section [%#x, +%#x) outside the file", idsOff, idsN)
+		}
+		ids := make([]byte, idsN)
+		if _, err := r.ReadAt(ids, idsOff); err != nil {
+			return nil, f.errorf(idsOff, "reading event ids: %v", err)
+		}
+		for k := 0; k+8 <= len(ids); k += 8 {
+			a.IDs = append(a.IDs, bo.Uint64(ids[k:]))
+		}
+		f.Attrs = append(f.Attrs, a)
+	}
+	for i := range f.Attrs {
+		for _, id := range f.Attrs[i].IDs {
+			f.byID[id] = &f.Attrs[i]
+		}
+	}
+	if err := f.readFeatures(h[72:104]); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseAttr decodes the part of perf_event_attr pprof needs.
+func (f *File) parseAttr(b []byte, off int64) (Attr, error) {
+	bo := f.ByteOrder
+	if len(b) < 64 {
+		return Attr{}, f.errorf(off, "attribute of %d bytes", len(b))
+	}
+	a := Attr{
+		Type:       uint64(bo.Uint32(b)),
+		Config:     bo.Uint64(b[8:]),
+		Period:     bo.Uint64(b[16:]),
+		SampleType: bo.Uint64(b[24:]),
+		ReadFormat: bo.Uint64(b[32:]),
+	}
+	flags := bo.Uint64(b[40:])
+	a.Freq = flags&(1<<10) != 0
+	a.SampleIDAll = flags&(1<<18) != 0
+	if len(b) >= 80 {
+		a.BranchSampleTy = bo.Uint64(b[72:])
+	}
+	if len(b) >= 96 {
+		a.RegsUser = bo.Uint64(b[80:])
+	}
+	if len(b) >= 112 {
+		a.SampleRegsIntr = bo.Uint64(b[104:])
+	}
+	return a, nil
+}
+
+// Feature bits of the header's adds_features bitmap.
+const (
+	featBuildID   = 2
+	featHostname  = 3
+	featOSRelease = 4
+	featCmdLine   = 11
+	featEventDesc = 12
+	numFeatures   = 256
+)
+
+// readFeatures reads the feature sections the bitmap announces: a table
+// of {offset, size} right after the data section, one per feature bit.
+func (f *File) readFeatures(bitmap []byte) error {
+	bo := f.ByteOrder
+	tableOff := f.dataOff + f.dataN
+	k := 0
+	for bit := range numFeatures {
+		if bo.Uint64(bitmap[8*(bit/64):])&(1<<(bit%64)) == 0 {
+			continue
+		}
+		var sec [16]byte
+		off := tableOff + int64(k)*16
+		k++
+		if off < 0 || off+16 > f.size {
+			return f.errorf(off, "feature table entry outside the file")
+		}
+		if _, err := f.r.ReadAt(sec[:], off); err != nil {
+			return f.errorf(off, "reading the feature table: %v", err)
+		}
+		soff, sn := int64(bo.Uint64(sec[:])), int64(bo.Uint64(sec[8:]))
+		if soff < 0 || sn < 0 || soff > f.size || sn > f.size-soff {
+			return f.errorf(off, "feature %d section [%#x, +%#x) outside the %d-byte file", bit, soff, sn, f.size)
+		}
+		switch bit {
+		case featBuildID, featHostname, featOSRelease, featCmdLine, featEventDesc:
+		default:
+			continue
+		}
+		if sn > 64<<20 {
+			return f.errorf(off, "feature %d section of %d bytes", bit, sn)
+		}
+		data := make([]byte, sn)
+		if _, err := f.r.ReadAt(data, soff); err != nil {
+			return f.errorf(soff, "reading feature %d: %v", bit, err)
+		}
+		switch bit {
+		case featBuildID:
+			f.parseBuildIDs(data)
+		case featHostname:
+			f.Hostname, _ = perfString(bo, data)
+		case featOSRelease:
+			f.OSRelease, _ = perfString(bo, data)
+		case featCmdLine:
+			if len(data) >= 4 {
+				n := bo.Uint32(data)
+				rest := data[4:]
+				for range min(n, 4096) {
+					s, used := perfString(bo, rest)
+					if used == 0 {
+						break
+					}
+					f.CmdLine = append(f.CmdLine, s)
+					rest = rest[used:]
+				}
+			}
+		case featEventDesc:
+			f.parseEventDesc(data)
+		}
+	}
+	return nil
+}
+
+// perfString reads a perf_header_string (u32 length, then that many
+// bytes, NUL-padded) and returns it and the bytes it took, 0 if b is
+// too short.
+func perfString(bo binary.ByteOrder, b []byte) (string, int) {
+	if len(b) < 4 {
+		return "", 0
+	}
+	n := int(bo.Uint32(b))
+	if n < 0 || n > len(b)-4 {
+		return "", 0
+	}
+	s := b[4 : 4+n]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return string(s), 4 + n
+}
+
+// parseBuildIDs reads build id records: header, pid, 24 bytes of id
+// (with the size in the header's misc in newer perf), file name.
+func (f *File) parseBuildIDs(b []byte) {
+	bo := f.ByteOrder
+	for len(b) >= 8+4+24 {
+		size := int(bo.Uint16(b[6:]))
+		misc := bo.Uint16(b[4:])
+		if size < 8+4+24 || size > len(b) {
+			return
+		}
+		id := b[12:36]
+		if misc&(1<<15) != 0 { // PERF_RECORD_MISC_BUILD_ID_SIZE: size in id[20]
+			if n := int(id[20]); n <= 20 {
+				id = id[:n]
+			}
+		} else {
+			id = bytes.TrimRight(id[:20], "\x00")
+		}
+		name := b[36:size]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		f.BuildIDs[string(name)] = append([]byte(nil), id...)
+		b = b[size:]
+	}
+}
+
+// parseEventDesc names the attributes from HEADER_EVENT_DESC.
+func (f *File) parseEventDesc(b []byte) {
+	bo := f.ByteOrder
+	if len(b) < 8 {
+		return
+	}
+	n, attrSize := bo.Uint32(b), int(bo.Uint32(b[4:]))
+	b = b[8:]
+	for range min(n, maxAttrs) {
+		if attrSize <= 0 || len(b) < attrSize+4 {
+			return
+		}
+		b = b[attrSize:]
+		nids := int(bo.Uint32(b))
+		b = b[4:]
+		name, used := perfString(bo, b)
+		if used == 0 {
+			return
+		}
+		b = b[used:]
+		if nids < 0 || nids > len(b)/8 {
+			return
+		}
+		for k := range nids {
+			if a := f.byID[bo.Uint64(b[8*k:])]; a != nil && a.Name == "" {
+				a.Name = name
+			}
+		}
+		b = b[8*nids:]
+	}
+}
+
+// A Record is one decoded record of the data section.
+type Record struct {
+	Type uint32
+	Misc uint16
+	Off  int64 // in the file
+
+	// MMAP and MMAP2.
+	PID, TID         uint32
+	Addr, Len, Pgoff uint64
+	Prot             uint32 // MMAP2 only; 0 with MMAP
+	Filename         string
+	BuildID          []byte // MMAP2 with an inline build id
+
+	// FORK and EXIT (PID, TID too).
+	PPID uint32
+
+	// COMM.
+	Comm string
+	Exec bool // COMM from exec
+
+	// SAMPLE (PID, TID too).
+	Attr      *Attr
+	IP        uint64
+	Time      uint64
+	Period    uint64
+	CPU       uint32
+	Callchain []uint64 // with context markers, leaf first
+}
+
+// maxRecord bounds one record: the header's size field is 16 bits.
+const maxRecord = 1 << 16
+
+// Records calls fn for each record of the data section, in file order,
+// until fn returns false or the data ends. The Record (and its
+// Callchain) is reused for the next call: copy what you keep.
+func (f *File) Records(fn func(*Record) bool) error {
+	sr := io.NewSectionReader(f.r, f.dataOff, f.dataN)
+	br := bufio.NewReaderSize(sr, 256<<10)
+	var rec Record
+	buf := make([]byte, maxRecord)
+	off := f.dataOff
+	end := f.dataOff + f.dataN
+	for off < end {
+		if end-off < 8 {
+			return f.errorf(off, "truncated record header")
+		}
+		if _, err := io.ReadFull(br, buf[:8]); err != nil {
+			return f.errorf(off, "reading a record: %v", err)
+		}
+		typ := f.ByteOrder.Uint32(buf)
+		misc := f.ByteOrder.Uint16(buf[4:])
+		size := int64(f.ByteOrder.Uint16(buf[6:]))
+		if size < 8 || size > end-off {
+			return f.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, end-off)
+		}
+		body := buf[8:size]
+		if _, err := io.ReadFull(br, body); err != nil {
+			return f.errorf(off, "reading a record: %v", err)
+		}
+		rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0]}
+		ok := true
+		switch typ {
+		case RecordMMAP, RecordMMAP2:
+			ok = f.mmap(&rec, body)
+		case RecordComm:
+			ok = f.comm(&rec, body)
+		case RecordFork, RecordExit:
+			if len(body) >= 16 {
+				bo := f.ByteOrder
+				rec.PID, rec.PPID, rec.TID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:])
+			}
+		case RecordSample:
+			ok = f.sample(&rec, body)
+		}
+		if !ok {
+			return f.errorf(off, "record of type %d is shorter than its fields", typ)
+		}
+		if !fn(&rec) {
+			return nil
+		}
+		off += size
+	}
+	return nil
+}
+
+func (f *File) mmap(rec *Record, b []byte) bool {
+	bo := f.ByteOrder
+	if len(b) < 32 {
+		return false
+	}
+	rec.PID, rec.TID = bo.Uint32(b), bo.Uint32(b[4:])
+	rec.Addr, rec.Len, rec.Pgoff = bo.Uint64(b[8:]), bo.Uint64(b[16:]), bo.Uint64(b[24:])
+	b = b[32:]
+	if rec.Type == RecordMMAP2 {
+		if len(b) < 32 {
+			return false
+		}
+		if rec.Misc&(1<<14) != 0 { // PERF_RECORD_MISC_MMAP_BUILD_ID
+			n := int(b[0])
+			if n <= 20 {
+				rec.BuildID = append([]byte(nil), b[4:4+n]...)
+			}
+		}
+		rec.Prot = bo.Uint32(b[24:])
+		b = b[32:]
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	rec.Filename = string(b)
+	return true
+}
+
+func (f *File) comm(rec *Record, b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	rec.PID, rec.TID = f.ByteOrder.Uint32(b), f.ByteOrder.Uint32(b[4:])
+	b = b[8:]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	rec.Comm = string(b)
+	rec.Exec = rec.Misc&(1<<13) != 0 // PERF_RECORD_MISC_COMM_EXEC
+	return true
+}
+
+// sample decodes a SAMPLE record per its event's sample_type.
+func (f *File) sample(rec *Record, b []byte) bool {
+	bo := f.ByteOrder
+	attr := &f.Attrs[0]
+	if len(f.Attrs) > 1 {
+		// Which event: by the id, first with SAMPLE_IDENTIFIER, else at
+		// the place SAMPLE_ID has in the layout (all events agree on it).
+		st := f.Attrs[0].SampleType
+		var id uint64
+		switch {
+		case st&SampleIdentifier != 0:
+			if len(b) < 8 {
+				return false
+			}
+			id = bo.Uint64(b)
+		case st&SampleID != 0:
+			p := 0
+			for _, bit := range []uint64{SampleIP, SampleTID, SampleTime, SampleAddr} {
+				if st&bit != 0 {
+					p += 8
+				}
+			}
+			if len(b) < p+8 {
+				return false
+			}
+			id = bo.Uint64(b[p:])
+		}
+		if a := f.byID[id]; a != nil {
+			attr = a
+		}
+	}
+	rec.Attr = attr
+	st := attr.SampleType
+	u64 := func() (uint64, bool) {
+		if len(b) < 8 {
+			return 0, false
+		}
+		v := bo.Uint64(b)
+		b = b[8:]
+		return v, true
+	}
+	ok := true
+	take := func(bit uint64, dst *uint64) {
+		if ok && st&bit != 0 {
+			var v uint64
+			v, ok = u64()
+			if dst != nil {
+				*dst = v
+			}
+		}
+	}
+	take(SampleIdentifier, nil)
+	take(SampleIP, &rec.IP)
+	if ok && st&SampleTID != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		rec.PID, rec.TID = bo.Uint32(b), bo.Uint32(b[4:])
+		b = b[8:]
+	}
+	take(SampleTime, &rec.Time)
+	take(SampleAddr, nil)
+	take(SampleID, nil)
+	take(SampleStreamID, nil)
+	if ok && st&SampleCPU != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		rec.CPU = bo.Uint32(b)
+		b = b[8:]
+	}
+	rec.Period = 1
+	take(SamplePeriod, &rec.Period)
+	if !ok {
+		return false
+	}
+	if st&SampleRead != 0 {
+		// read_format: a value (or nr and values with GROUP), optional
+		// times and ids; skipped by its size.
+		rf := attr.ReadFormat
+		per := 8
+		if rf&(1<<2) != 0 { // ID
+			per += 8
+		}
+		if rf&(1<<4) != 0 { // LOST
+			per += 8
+		}
+		extra := 0
+		if rf&(1<<0) != 0 { // TOTAL_TIME_ENABLED
+			extra += 8
+		}
+		if rf&(1<<1) != 0 { // TOTAL_TIME_RUNNING
+			extra += 8
+		}
+		n := 1
+		if rf&(1<<3) != 0 { // GROUP: nr first
+			if len(b) < 8 {
+				return false
+			}
+			n = int(min(bo.Uint64(b), uint64(len(b))))
+			b = b[8:]
+		}
+		skip := extra + n*per
+		if skip > len(b) {
+			return false
+		}
+		b = b[skip:]
+	}
+	if st&SampleCallchain != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		n := bo.Uint64(b)
+		b = b[8:]
+		if n > uint64(len(b)/8) {
+			return false
+		}
+		for k := range int(n) {
+			rec.Callchain = append(rec.Callchain, bo.Uint64(b[8*k:]))
+		}
+	}
+	return true
+}

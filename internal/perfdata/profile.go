@@ -1,0 +1,383 @@
+package perfdata
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// A Conversion is what Profile made of a recording besides the profile.
+type Conversion struct {
+	// JITFiles are the jitdump files the recorded processes mapped (perf's
+	// convention: a JIT runtime maps its jit-PID.dump so that perf sees
+	// it), and perf maps /tmp/perf-PID.map of the recorded processes that
+	// exist on this machine.
+	JITFiles []string
+	// Notes say what could not be done (kernel frames left unsymbolized,
+	// ...), each once.
+	Notes []string
+}
+
+// Options configure Profile.
+type Options struct {
+	// Kallsyms is the kernel symbol table to name kernel frames with
+	// (/proc/kallsyms), used only if the recording's OS release is
+	// KernelRelease; "" leaves kernel frames unnamed.
+	Kallsyms      string
+	KernelRelease string
+}
+
+// mmapping is one executable mapping of a process.
+type mmapping struct {
+	start, limit, offset uint64
+	file                 string
+	buildID              []byte
+	m                    *profile.Mapping // made on first use
+}
+
+// Profile converts the recording into a pprof profile: for each event, a
+// sample count and the sum of the periods (as perf report weighs
+// samples); a location per address (callers' return addresses less one,
+// so that lines point at the call), with the mapping the process had
+// there; labels pid, tid and comm. Anonymous executable mappings (JIT
+// code) get no file name, for the JIT stage; kernel frames are named from
+// opts.Kallsyms when the kernel matches.
+func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
+	conv := &Conversion{}
+	procs := map[uint32][]*mmapping{} // executable mappings by pid
+	parent := map[uint32]uint32{}
+	comm := map[uint32]string{} // by tid
+	var kernel []*mmapping
+	jitSeen := map[string]bool{}
+	pids := map[uint32]bool{}
+	err := f.Records(func(r *Record) bool {
+		switch r.Type {
+		case RecordMMAP, RecordMMAP2:
+			exec := r.Prot&4 != 0 || (r.Type == RecordMMAP && r.Misc&(1<<13) == 0)
+			base := filepath.Base(r.Filename)
+			if strings.HasPrefix(base, "jit-") && strings.HasSuffix(base, ".dump") {
+				if !jitSeen[r.Filename] {
+					jitSeen[r.Filename] = true
+					conv.JITFiles = append(conv.JITFiles, r.Filename)
+				}
+				return true
+			}
+			if !exec || r.Len == 0 {
+				return true
+			}
+			mm := &mmapping{start: r.Addr, limit: r.Addr + r.Len, offset: r.Pgoff, file: r.Filename, buildID: r.BuildID}
+			if r.PID == ^uint32(0) { // the kernel and its modules
+				if strings.HasPrefix(r.Filename, "[kernel.kallsyms]") {
+					mm.file, mm.offset = "[kernel.kallsyms]", 0
+				}
+				kernel = append(kernel, mm)
+				return true
+			}
+			if isAnon(r.Filename) {
+				mm.file = ""
+			}
+			procs[r.PID] = append(procs[r.PID], mm)
+		case RecordComm:
+			comm[r.TID] = r.Comm
+		case RecordFork:
+			if r.PPID != r.PID { // a new process, not a thread
+				parent[r.PID] = r.PPID
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, list := range procs {
+		// A later mapping at the same place replaces an earlier one.
+		slices.SortStableFunc(list, func(a, b *mmapping) int { return cmp.Compare(a.start, b.start) })
+	}
+
+	p := &profile.Profile{}
+	for i := range f.Attrs {
+		a := &f.Attrs[i]
+		name := a.Name
+		if name == "" {
+			name = fmt.Sprintf("event%d", i)
+		}
+		unit := "count"
+		if a.Type == 1 && (a.Config == 0 || a.Config == 1) { // PERF_TYPE_SOFTWARE cpu-clock, task-clock
+			unit = "nanoseconds"
+		}
+		samples := "samples"
+		if len(f.Attrs) > 1 {
+			samples = name + "_samples"
+		}
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: samples, Unit: "count"}, &profile.ValueType{Type: name, Unit: unit})
+		if i == 0 {
+			p.PeriodType = &profile.ValueType{Type: name, Unit: unit}
+			if !a.Freq {
+				p.Period = int64(a.Period)
+			}
+		}
+	}
+	attrIndex := map[*Attr]int{}
+	for i := range f.Attrs {
+		attrIndex[&f.Attrs[i]] = i
+	}
+
+	var ksyms *kallsyms
+	if len(kernel) > 0 {
+		switch {
+		case opts.Kallsyms == "":
+		case f.OSRelease != "" && f.OSRelease != opts.KernelRelease:
+			conv.Notes = append(conv.Notes, fmt.Sprintf("kernel frames are not named: recorded on Linux %s, this is %s", f.OSRelease, opts.KernelRelease))
+		default:
+			if ksyms, err = readKallsyms(opts.Kallsyms); err != nil || ksyms.empty() {
+				conv.Notes = append(conv.Notes, "kernel frames are not named: "+opts.Kallsyms+" gives no addresses (run as root, or lower kernel.kptr_restrict)")
+				ksyms = nil
+			}
+		}
+	}
+
+	mappingOf := func(mm *mmapping) *profile.Mapping {
+		if mm.m == nil {
+			mm.m = &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
+			if id := mm.buildID; id != nil {
+				mm.m.BuildID = fmt.Sprintf("%x", id)
+			} else if id := f.BuildIDs[mm.file]; id != nil {
+				mm.m.BuildID = fmt.Sprintf("%x", id)
+			}
+			if mm.file == "[kernel.kallsyms]" {
+				mm.m.KernelRelocationSymbol = "_text"
+				if ksyms != nil {
+					mm.m.HasFunctions = true
+				}
+			}
+			p.Mapping = append(p.Mapping, mm.m)
+		}
+		return mm.m
+	}
+	find := func(list []*mmapping, addr uint64) *mmapping {
+		// The mappings starting at or below addr, the highest (and of
+		// equal starts the latest) first; a few steps back are enough
+		// for the small overlaps real processes have.
+		i := sort.Search(len(list), func(i int) bool { return list[i].start > addr })
+		for j := i - 1; j >= 0 && j >= i-64; j-- {
+			if addr < list[j].limit {
+				return list[j]
+			}
+		}
+		return nil
+	}
+	lookup := func(pid uint32, addr uint64) *mmapping {
+		if addr >= 1<<63 {
+			return find(kernel, addr)
+		}
+		for hops := 0; hops < 64; hops++ {
+			if mm := find(procs[pid], addr); mm != nil {
+				return mm
+			}
+			pp, ok := parent[pid]
+			if !ok || pp == pid {
+				break
+			}
+			pid = pp
+		}
+		return nil
+	}
+
+	type locKey struct {
+		m    *profile.Mapping
+		addr uint64
+	}
+	locs := map[locKey]*profile.Location{}
+	funcs := map[string]*profile.Function{}
+	location := func(pid uint32, addr uint64) *profile.Location {
+		mm := lookup(pid, addr)
+		var m *profile.Mapping
+		if mm != nil {
+			m = mappingOf(mm)
+		}
+		k := locKey{m, addr}
+		if l := locs[k]; l != nil {
+			return l
+		}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: addr, Mapping: m}
+		if ksyms != nil && addr >= 1<<63 {
+			if name := ksyms.lookup(addr); name != "" {
+				fn := funcs[name]
+				if fn == nil {
+					fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+					funcs[name] = fn
+					p.Function = append(p.Function, fn)
+				}
+				l.Line = []profile.Line{{Function: fn}}
+			}
+		}
+		locs[k] = l
+		p.Location = append(p.Location, l)
+		return l
+	}
+
+	var first, last uint64
+	err = f.Records(func(r *Record) bool {
+		if r.Type != RecordSample {
+			return true
+		}
+		pids[r.PID] = true
+		if r.Time != 0 {
+			if first == 0 || r.Time < first {
+				first = r.Time
+			}
+			last = max(last, r.Time)
+		}
+		var stack []*profile.Location
+		frames := r.Callchain
+		if len(frames) == 0 {
+			frames = []uint64{r.IP}
+		}
+		for _, ip := range frames {
+			if IsContextMarker(ip) {
+				continue
+			}
+			if len(stack) > 0 && ip > 0 {
+				ip-- // a return address: the call is before it
+			}
+			stack = append(stack, location(r.PID, ip))
+		}
+		if len(stack) == 0 {
+			return true
+		}
+		vals := make([]int64, len(p.SampleType))
+		i := attrIndex[r.Attr]
+		vals[2*i], vals[2*i+1] = 1, int64(r.Period)
+		s := &profile.Sample{Location: stack, Value: vals,
+			NumLabel: map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}}
+		if c := comm[r.TID]; c != "" {
+			s.Label = map[string][]string{"comm": {c}}
+		} else if c := comm[r.PID]; c != "" {
+			s.Label = map[string][]string{"comm": {c}}
+		}
+		p.Sample = append(p.Sample, s)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if last > first {
+		p.DurationNanos = int64(last - first)
+	}
+	for pid := range pids {
+		if m := fmt.Sprintf("/tmp/perf-%d.map", pid); fileExists(m) {
+			conv.JITFiles = append(conv.JITFiles, m)
+		}
+	}
+	slices.Sort(conv.JITFiles)
+	if len(p.Mapping) == 0 {
+		p.Mapping = []*profile.Mapping{{ID: 1}}
+	}
+	putMainFirst(p)
+	return p, conv, p.CheckValid()
+}
+
+// isAnon reports whether a mapping's name is that of anonymous memory,
+// where JIT code lives.
+func isAnon(name string) bool {
+	return name == "//anon" || name == "" || strings.HasPrefix(name, "[anon") || strings.HasPrefix(name, "/memfd:") || name == "[heap]"
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// kallsyms is a kernel symbol table, sorted by address.
+type kallsyms struct {
+	addrs []uint64
+	names []string
+}
+
+func (k *kallsyms) empty() bool { return len(k.addrs) == 0 }
+
+// lookup returns the name of the symbol at or below addr.
+func (k *kallsyms) lookup(addr uint64) string {
+	i, found := slices.BinarySearch(k.addrs, addr)
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return ""
+	}
+	return k.names[i]
+}
+
+// readKallsyms reads /proc/kallsyms: "ADDRESS TYPE NAME [MODULE]"; the
+// text symbols with a non-zero address (zeros are what an unprivileged
+// reader sees).
+func readKallsyms(path string) (*kallsyms, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	k := &kallsyms{}
+	sc := bufio.NewScanner(fd)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T") {
+			continue
+		}
+		addr, err := strconv.ParseUint(fields[0], 16, 64)
+		if err != nil || addr == 0 {
+			continue
+		}
+		k.addrs = append(k.addrs, addr)
+		k.names = append(k.names, fields[2])
+	}
+	idx := make([]int, len(k.addrs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(k.addrs[a], k.addrs[b]) })
+	addrs, names := make([]uint64, len(idx)), make([]string, len(idx))
+	for i, j := range idx {
+		addrs[i], names[i] = k.addrs[j], k.names[j]
+	}
+	k.addrs, k.names = addrs, names
+	return k, sc.Err()
+}
+
+// putMainFirst moves to the front the mapping pprof should take for the
+// main binary (it takes the first): the executable with the most samples
+// at its own code, not a shared library, the kernel or anonymous memory.
+func putMainFirst(p *profile.Profile) {
+	count := map[*profile.Mapping]int{}
+	for _, s := range p.Sample {
+		if m := s.Location[0].Mapping; m != nil {
+			count[m]++
+		}
+	}
+	best := -1
+	for i, m := range p.Mapping {
+		base := filepath.Base(m.File)
+		if m.File == "" || strings.HasPrefix(base, "[") || strings.Contains(base, ".so") {
+			continue
+		}
+		if best < 0 || count[m] > count[p.Mapping[best]] {
+			best = i
+		}
+	}
+	if best > 0 {
+		m := p.Mapping[best]
+		copy(p.Mapping[1:best+1], p.Mapping[:best])
+		p.Mapping[0] = m
+	}
+	for i, m := range p.Mapping {
+		m.ID = uint64(i + 1)
+	}
+}

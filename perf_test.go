@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestPerfDataMatchesPerfReport reads real perf.data recordings
+// (testdata/perf/generate.sh: a native program in one thread, in three
+// threads and in three processes, and Node.js with --perf-prof) and
+// checks every function's share of the samples in pprof -top against
+// perf report --no-children on the same file (for Node, after perf
+// inject --jit, which pprof does not need): within 0.5 percentage point.
+// V8's names are compared by function, its tiers added up, as pprof
+// names them.
+func TestPerfDataMatchesPerfReport(t *testing.T) {
+	dir := os.Getenv("JITPPROF_FRESH_PERF")
+	if dir == "" {
+		if testenv.InCI() {
+			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
+		}
+		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
+	}
+	for _, name := range []string{"single", "threads", "procs", "node"} {
+		t.Run(name, func(t *testing.T) {
+			data := filepath.Join(dir, name+".data")
+			if _, err := os.Stat(data); err != nil {
+				t.Fatal(err)
+			}
+			want := perfReportShares(t, filepath.Join(dir, name+".report"))
+			r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", data)
+			got := topShares(string(r.stdout))
+			n := 0
+			for fn, w := range want {
+				if w < 1 {
+					continue
+				}
+				n++
+				if g := got[fn]; math.Abs(g-w) > 0.5 {
+					t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
+				}
+			}
+			if n < 2 {
+				t.Errorf("perf report lists %d functions with 1%% or more: %v", n, want)
+			}
+			if name == "node" && (got["fib"] < 10 || got["sieve"] < 2) {
+				t.Errorf("JS functions not named: fib %.2f%%, sieve %.2f%%", got["fib"], got["sieve"])
+			}
+		})
+	}
+}
+
+// perfReportShares reads perf report --no-children --sort sym --stdio -q
+// -g none output: "    52.55%  [.] hot_mix" lines, by function.
+func perfReportShares(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	re := regexp.MustCompile(`^\s*([\d.]+)%\s+\[.\]\s+(.+?)\s*$`)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := re.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		name := m[2]
+		if rest, ok := strings.CutPrefix(name, "JS:"); ok {
+			name, _, _ = strings.Cut(strings.TrimLeft(rest, "*~^+"), " ")
+		}
+		out[withoutTemplateArgs(name)] += v
+	}
+	return out
+}
+
+// topShares reads the flat% column of pprof -top by function.
+func topShares(top string) map[string]float64 {
+	out := map[string]float64{}
+	re := regexp.MustCompile(`(?m)^\s*\S+\s+([\d.]+)%\s+\S+%\s+\S+\s+\S+%\s+(.+?)\s*$`)
+	for _, m := range re.FindAllStringSubmatch(top, -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		out[m[2]] += v
+	}
+	return out
+}
+
+// withoutTemplateArgs drops the <...> parts of a C++ name, as pprof's
+// default demangling simplifies names: WriteToFlat<unsigned char> is
+// WriteToFlat.
+func withoutTemplateArgs(name string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range name {
+		switch {
+		case r == '<':
+			depth++
+		case r == '>' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

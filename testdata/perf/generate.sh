@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# testdata/perf/generate.sh OUTDIR - real perf.data recordings for the
+# perf.data reader's tests, made with Debian's linux-perf (perf record -e
+# cpu-clock, the software event, which works without hardware counters):
+#
+#   single.data   work.c in one thread          (perf record -g)
+#   threads.data  work.c in three threads       (perf record -g)
+#   procs.data    work.c in three processes     (perf record -g)
+#   node.data     node --perf-prof work.js      (perf record -g -k 1),
+#                 with jit-PID.dump in OUTDIR, and node.inject.data, the
+#                 same after perf inject --jit, for perf report to compare
+#
+# and, for each, perf report --no-children --sort sym into NAME.report.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${1:?usage: generate.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+perf=$(command -v perf) || { echo "generate.sh: perf not found (apt-get install linux-perf)" >&2; exit 1; }
+gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$out/work" "$here/work.c"
+
+record() { # NAME ARGS...
+  local name=$1
+  shift
+  "$perf" record -q -e cpu-clock -F 2000 -g -o "$out/$name.data" "$@" >/dev/null 2>"$out/$name.err"
+  rm -f "$out/$name.err"
+}
+report() { # NAME DATA
+  "$perf" report -i "$2" --no-children --sort sym --stdio -q -g none 2>/dev/null | grep -v '^$' >"$out/$1.report"
+}
+
+record single "$out/work" single 300
+record threads "$out/work" threads 150
+record procs "$out/work" procs 150
+for n in single threads procs; do report "$n" "$out/$n.data"; done
+
+if command -v node >/dev/null; then
+  cp "$here/../node/work.js" "$out/work.js"
+  (cd "$out" && rm -f jit-*.dump && "$perf" record -q -e cpu-clock -F 2000 -g -k 1 -o node.data \
+    node --perf-prof --interpreted-frames-native-stack work.js 1500 >/dev/null 2>node.err) || true
+  rm -f "$out/node.err"
+  # perf inject --jit writes one jitted-PID-N.so per function beside the dump.
+  "$perf" inject --jit -i "$out/node.data" -o "$out/node.inject.data" 2>/dev/null
+  report node "$out/node.inject.data"
+fi
+ls "$out"
