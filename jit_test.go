@@ -593,4 +593,23 @@ func TestJITDumpMatchesELF(t *testing.T) {
 		t.Errorf("only %d JIT locations compared", n)
 	}
 	t.Logf("%d JIT locations: jitdump frames equal the .elf's", n)
+
+	// Without -jit_dir, the dump is found where LLVM writes it:
+	// $HOME/.debug/jit/llvm-IR-jit-*/.
+	home := t.TempDir()
+	llvmDir := filepath.Join(home, ".debug", "jit", "llvm-IR-jit-20261125-abcd")
+	if err := os.MkdirAll(llvmDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dumps, _ := filepath.Glob(filepath.Join(dumpDir, "jit-*.dump"))
+	if len(dumps) != 1 {
+		t.Fatalf("jitdumps in %s: %q", dumpDir, dumps)
+	}
+	if err := os.Symlink(dumps[0], filepath.Join(llvmDir, filepath.Base(dumps[0]))); err != nil {
+		t.Fatal(err)
+	}
+	r2 := runPProf(t, t.TempDir(), append(mr.env(), "HOME="+home), "-top", mr.path("cpu.prof"))
+	if !strings.Contains(string(r2.stderr), "JIT objects: using 1 from "+llvmDir) || !strings.Contains(string(r2.stdout), "jit_poly") {
+		t.Errorf("the jitdump under $HOME/.debug/jit was not used:\n%s\n%s", r2.stderr, r2.stdout)
+	}
 }

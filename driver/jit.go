@@ -195,7 +195,39 @@ func (j *jitStage) dirs(local string) []string {
 			return []string{c}
 		}
 	}
+	// Last, where LLVM's PerfJITEventListener writes its jitdumps:
+	// $JITDUMPDIR/.debug/jit/llvm-IR-jit-DATE-RANDOM/, else under $HOME;
+	// the newest such directory, one per JIT run.
+	if d := newestLLVMJITDumpDir(j.getenv); d != "" {
+		return []string{d}
+	}
 	return nil
+}
+
+// newestLLVMJITDumpDir returns the most recently modified
+// .debug/jit/llvm-IR-jit-*/ directory holding a jitdump under
+// $JITDUMPDIR, else $HOME, or "".
+func newestLLVMJITDumpDir(getenv func(string) string) string {
+	root := getenv("JITDUMPDIR")
+	if root == "" {
+		root = getenv("HOME")
+	}
+	if root == "" {
+		return ""
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, ".debug", "jit", "llvm-IR-jit-*"))
+	best, bestTime := "", time.Time{}
+	for _, d := range dirs {
+		dumps, _ := filepath.Glob(filepath.Join(d, "jit-*.dump"))
+		st, err := os.Stat(d)
+		if len(dumps) == 0 || err != nil || !st.IsDir() {
+			continue
+		}
+		if best == "" || st.ModTime().After(bestTime) {
+			best, bestTime = d, st.ModTime()
+		}
+	}
+	return best
 }
 
 // splitDirs splits a list of directories separated by commas or by the

@@ -76,11 +76,22 @@ type Code struct {
 	CodeOffset int64
 	// HasLines reports a line table, which [Dump.Lines] reads.
 	HasLines bool
-	index    uint64 // code_index, which CODE_MOVE refers to
+	// Loaded is the timestamp of the CODE_LOAD record, and Moves the
+	// moves since, in order: the timeline, for recordings (perf.data)
+	// whose samples carry times of the same clock.
+	Loaded uint64
+	Moves  []Move
+	index  uint64 // code_index, which CODE_MOVE refers to
 	// The CODE_DEBUG_INFO record of the code, [debugOff, debugEnd) in the
 	// file, and how far the code moved since it was loaded.
 	debugOff, debugEnd int64
 	moved              uint64
+}
+
+// A Move is a CODE_MOVE of a piece of code.
+type Move struct {
+	Time     uint64
+	From, To uint64
 }
 
 // A Line says that code from Addr on comes from File:Line.
@@ -135,7 +146,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	badNames := 0
 	var outside []uint64 // line entries outside their code
 	for off < size {
-		id, total, err := rd.recordHeader(off)
+		id, total, ts, err := rd.recordHeader(off)
 		if err != nil {
 			d.warn("%s at offset %#x; records from there on are ignored", err, off)
 			break
@@ -150,6 +161,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				off = size
 				continue
 			}
+			c.Loaded = ts
 			if rec, ok := pending[c.Addr]; ok {
 				lines := rec.lines
 				// An entry outside its code is dropped: LLVM 14 lists the
@@ -178,6 +190,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 			if c := live[idx]; c != nil && c.Addr == oldAddr {
 				c.moved += newAddr - oldAddr
 				c.Addr = newAddr
+				c.Moves = append(c.Moves, Move{Time: ts, From: oldAddr, To: newAddr})
 			}
 		case recCodeDebugInfo:
 			addr, lines, bad, err := rd.debugInfo(body, end)
@@ -296,17 +309,18 @@ func (rd *reader) read(off, end int64, n int64) ([]byte, error) {
 	return b, nil
 }
 
-func (rd *reader) recordHeader(off int64) (id uint32, total int64, err error) {
+func (rd *reader) recordHeader(off int64) (id uint32, total int64, ts uint64, err error) {
 	b, err := rd.read(off, rd.size, recordHeaderSize)
 	if err != nil {
-		return 0, 0, errors.New("truncated record header")
+		return 0, 0, 0, errors.New("truncated record header")
 	}
 	id = rd.bo.Uint32(b)
 	total = int64(rd.bo.Uint32(b[4:]))
+	ts = rd.bo.Uint64(b[8:])
 	if total < recordHeaderSize || off+total > rd.size {
-		return 0, 0, fmt.Errorf("record of type %d claims %d bytes, outside [%d, %d]", id, total, recordHeaderSize, rd.size-off)
+		return 0, 0, 0, fmt.Errorf("record of type %d claims %d bytes, outside [%d, %d]", id, total, recordHeaderSize, rd.size-off)
 	}
-	return id, total, nil
+	return id, total, ts, nil
 }
 
 // cstring reads a NUL-terminated string at off, before end.

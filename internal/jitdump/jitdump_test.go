@@ -120,6 +120,9 @@ func TestRead(t *testing.T) {
 		if strings.Join(got, ",") != "c,b" || d.Lookup(0x3005).Name != "b" || d.Lookup(0x2005) != nil || d.Lookup(0x1005) != nil {
 			t.Fatalf("%v: code %q", bo, got)
 		}
+		if b := d.Lookup(0x3005); b.Loaded != 7 || len(b.Moves) != 1 || b.Moves[0] != (Move{Time: 7, From: 0x2000, To: 0x3000}) {
+			t.Errorf("%v: timeline of b: loaded %d, moves %+v", bo, b.Loaded, b.Moves)
+		}
 	}
 	// Lines, without the overlapping load.
 	w := newWriter(binary.LittleEndian, 0)
