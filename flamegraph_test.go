@@ -327,3 +327,34 @@ func TestInteractiveExports(t *testing.T) {
 		t.Errorf("internal export plumbing leaked into the output:\n%s\n%s", r.stdout, r.stderr)
 	}
 }
+
+// TestExportsRefuseNegativeValues: a -diff_base comparison has negative
+// values, which neither -folded nor -flamegraph can carry: both refuse,
+// exit non-zero, and say why.
+func TestExportsRefuseNegativeValues(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	// The base: the same profile with every value doubled, so that the
+	// difference is negative everywhere.
+	p, _ := pprofProto(t, mr, "cpu.prof", "-jit_dir", mr.jitDir())
+	for _, s := range p.Sample {
+		for i := range s.Value {
+			s.Value[i] *= 2
+		}
+	}
+	base := filepath.Join(t.TempDir(), "base.pb.gz")
+	f, err := os.Create(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, format := range []string{"-folded", "-flamegraph"} {
+		out := filepath.Join(t.TempDir(), "out")
+		r := run(pprofCmd(t, t.TempDir(), mr.env(), format, "-output", out, "-diff_base", base, "-jit_dir", mr.jitDir(), mr.path("cpu.prof")))
+		if r.err == nil || !strings.Contains(string(r.stderr), "negative value") {
+			t.Errorf("%s with -diff_base: exit %v, stderr %s", format, r.err, r.stderr)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,4 +69,20 @@ func (r result) exitCode() int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// TestUsageListsPPROF_JIT_DIR checks that -h lists jitpprof's
+// environment variables in upstream's "Environment Variables" list, just
+// before its last line: if upstream's wording changes, driver/usage.go
+// must follow.
+func TestUsageListsPPROF_JIT_DIR(t *testing.T) {
+	r := run(pprofCmd(t, t.TempDir(), nil, "-h"))
+	out := string(r.stdout) + string(r.stderr)
+	env := strings.Index(out, "  Environment Variables:\n")
+	jit := strings.Index(out, "   PPROF_JIT_DIR ")
+	obj := strings.Index(out, "   PPROF_OBJTOOL ")
+	win := strings.Index(out, "   * On Windows")
+	if env < 0 || jit < env || obj < jit || win < obj {
+		t.Errorf("-h does not list PPROF_JIT_DIR and PPROF_OBJTOOL among the environment variables:\n%s", out)
+	}
 }

@@ -235,6 +235,13 @@ func (e *export) render(w io.Writer, p *profile.Profile) error {
 	}
 	switch e.format {
 	case formatFolded:
+		// Like -flamegraph: the tools that read folded stacks
+		// (flamegraph.pl, speedscope, inferno) take values as widths.
+		for _, s := range stacks {
+			if s.Value < 0 {
+				return fmt.Errorf("stack with negative value %d: folded stacks cannot carry negative values (a -diff_base profile? use -base, or -top and -traces for a comparison)", s.Value)
+			}
+		}
 		return folded.Write(w, stacks)
 	case formatFlameGraph:
 		st := p.SampleType[si]

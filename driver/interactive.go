@@ -104,6 +104,11 @@ func (u *exportUI) Print(args ...any) {
 		fmt.Fprintln(u.options, args...)
 		return
 	}
+	if len(args) == 1 {
+		if s, ok := args[0].(string); ok {
+			args = []any{withJITEnvUsage(s)}
+		}
+	}
 	u.UI.Print(args...)
 }
 
