@@ -613,3 +613,23 @@ func TestJITDumpMatchesELF(t *testing.T) {
 		t.Errorf("the jitdump under $HOME/.debug/jit was not used:\n%s\n%s", r2.stderr, r2.stdout)
 	}
 }
+
+// TestHintForgottenJITDir: without -jit_dir, the MCJIT profile's JIT code
+// stays unsymbolized, and pprof says how much and where the JIT files
+// are (a subdirectory of the profile's); with it, nothing is said.
+func TestHintForgottenJITDir(t *testing.T) {
+	mr := mcjitRuns(t)[0]
+	r := runPProf(t, t.TempDir(), mr.env(), "-top", mr.path("cpu.prof"))
+	hint := regexp.MustCompile(`(\d+\.\d)% of the samples are in anonymous executable memory .*-jit_dir=` + regexp.QuoteMeta(mr.jitDir()))
+	m := hint.FindStringSubmatch(string(r.stderr))
+	if m == nil {
+		t.Fatalf("no hint naming %s:\n%s", mr.jitDir(), r.stderr)
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); v < 50 {
+		t.Errorf("hint says %s%%, the JIT code is most of this profile", m[1])
+	}
+	r = runPProf(t, t.TempDir(), mr.env(), "-top", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
+	if strings.Contains(string(r.stderr), "anonymous executable memory") {
+		t.Errorf("hint given although the JIT objects were used:\n%s", r.stderr)
+	}
+}

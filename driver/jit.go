@@ -149,6 +149,9 @@ func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, 
 		j.warnOnce(fmt.Sprintf("%s: JIT stage skipped: %v", src, err))
 		return
 	}
+	if len(res.JIT) == 0 {
+		j.hintAnonymous(p, src)
+	}
 	if memoryMap != nil && len(memoryMap) == 0 && len(res.JIT) > 0 {
 		j.warnOnce(fmt.Sprintf("%s: legacy profile with no memory map (MAPPED_LIBRARIES): "+
 			"JIT code is found by its JIT sections alone, other code cannot be symbolized", src))
@@ -491,4 +494,40 @@ func copyPerfMap(pid int, dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w", src, err)
 	}
 	return src, nil
+}
+
+// hintAnonymous says, once, how much of p is anonymous executable code
+// left unsymbolized when no JIT source was used, and what to pass: a
+// profile without such code prints nothing more than upstream's would.
+func (j *jitStage) hintAnonymous(p *profile.Profile, src string) {
+	var anon, total int64
+	for _, s := range p.Sample {
+		n := int64(1)
+		total += n
+		l := s.Location[0]
+		if len(l.Line) > 0 || l.Address == 0 {
+			continue
+		}
+		if m := l.Mapping; m != nil && m.File == "" && m.Start != 0 && m.Limit != ^uint64(0) {
+			anon += n
+		}
+	}
+	if total == 0 || anon*100 < total { // under 1%: not worth a word
+		return
+	}
+	msg := fmt.Sprintf("%s: %.1f%% of the samples are in anonymous executable memory (JIT-compiled code?) and stay unsymbolized; "+
+		"pass -jit_dir with the directory of the JIT's files (NAME.elf, perf-PID.map, jit-PID.dump), or -jit_pid for a live process",
+		src, float64(anon)*100/float64(total))
+	if st, err := os.Stat(src); err == nil && st.Mode().IsRegular() {
+		dir := filepath.Dir(src)
+		if entries, err := os.ReadDir(dir); err == nil {
+			for _, e := range entries {
+				if sub := filepath.Join(dir, e.Name()); e.IsDir() && jprofile.HasObjects(sub) {
+					msg += fmt.Sprintf(" (%s holds JIT files: -jit_dir=%s)", sub, sub)
+					break
+				}
+			}
+		}
+	}
+	j.warnOnce(msg)
 }
