@@ -16,6 +16,7 @@
 #include "llvm/ExecutionEngine/ExecutionEngine.h"
 #include "llvm/ExecutionEngine/MCJIT.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -214,6 +215,44 @@ void testORC(const char *Bitcode, const std::string &Dir) {
   checkDir(Dir, 1, Addr);
 }
 
+// testJITLink runs LLJIT on JITLink's ObjectLinkingLayer with the dump
+// plugin: the object JITLink linked is dumped from its debug object.
+void testJITLink(const char *Bitcode, const std::string &Dir) {
+  pprof_jit::DumpListener Listener(Dir);
+  auto J = llvm::orc::LLJITBuilder()
+               .setObjectLinkingLayerCreator(
+                   [&](llvm::orc::ExecutionSession &ES, const llvm::Triple &)
+                       -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                     auto L = std::make_unique<llvm::orc::ObjectLinkingLayer>(ES);
+                     L->addPlugin(pprof_jit::makeDumpPlugin(ES, Listener));
+                     return L;
+                   })
+               .create();
+  if (!J) {
+    fail("LLJIT+JITLink: " + llvm::toString(J.takeError()));
+    return;
+  }
+  auto Ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> M = load(Bitcode, *Ctx);
+  if (llvm::Error E = (*J)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(M), std::move(Ctx)))) {
+    fail("LLJIT+JITLink addIRModule: " + llvm::toString(std::move(E)));
+    return;
+  }
+  auto Sym = (*J)->lookup("jit_square");
+  if (!Sym) {
+    fail("LLJIT+JITLink lookup: " + llvm::toString(Sym.takeError()));
+    return;
+  }
+  uint64_t Addr = addressOf(*Sym);
+  auto Square = reinterpret_cast<long (*)(long)>(Addr);
+  if (Square(11) != 121)
+    fail("LLJIT+JITLink: jit_square(11) != 121");
+  if (Listener.written() != 1)
+    fail("LLJIT+JITLink: written() = " + std::to_string(Listener.written()) + ", want 1");
+  checkDir(Dir, 1, Addr);
+}
+
 void testDefaultDir(const std::string &Dir) {
   setenv("PPROF_JIT_DUMP_DIR", Dir.c_str(), 1);
   if (pprof_jit::DumpListener().dir() != Dir)
@@ -237,6 +276,7 @@ int main(int Argc, char **Argv) {
   std::string Out = Argv[2];
   testMCJIT(Argv[1], Out + "/mcjit");
   testORC(Argv[1], Out + "/orc");
+  testJITLink(Argv[1], Out + "/jitlink");
   testDefaultDir(Out + "/env");
   if (Failures != 0)
     return 1;

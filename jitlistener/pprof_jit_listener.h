@@ -18,10 +18,15 @@
 //   EE->RegisterJITEventListener(&Dumper);   // before code is generated
 //   EE->finalizeObject();
 //
-// Usage, ORC with RuntimeDyld (RTDyldObjectLinkingLayer; JITLink's
-// ObjectLinkingLayer does not call JITEventListeners):
+// Usage, ORC with RuntimeDyld (RTDyldObjectLinkingLayer):
 //
 //   pprof_jit::registerWithLayer(Layer, Dumper);
+//
+// Usage, ORC with JITLink (ObjectLinkingLayer, LLJIT's default on x86-64
+// since LLVM 17), which calls no JITEventListener: add the plugin, which
+// writes the debug object JITLink builds for debuggers:
+//
+//   ObjLinkingLayer.addPlugin(pprof_jit::makeDumpPlugin(ES, Dumper));
 //
 // or, for LLJIT, build the object layer yourself:
 //
@@ -81,6 +86,10 @@
 #include "llvm/Support/xxhash.h"
 
 #ifndef PPROF_JIT_NO_ORC
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/DebugObjectManagerPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDebugObjectRegistrar.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #endif
@@ -114,6 +123,40 @@ public:
     dump(Obj, L);
   }
 
+  // dumpDebugObject writes Image, a debug object whose section headers
+  // already carry the load addresses (JITLink's, see DumpPlugin), with the
+  // .meta built from those headers.
+  void dumpDebugObject(llvm::StringRef Image) {
+    std::lock_guard<std::mutex> Lock(Mu_);
+    auto Obj = llvm::object::ObjectFile::createObjectFile(
+        llvm::MemoryBufferRef(Image, "jitlink-debug-object"));
+    if (!Obj) {
+      warn("reading a JITLink debug object: " + llvm::toString(Obj.takeError()));
+      return;
+    }
+    std::string Meta;
+    llvm::raw_string_ostream OS(Meta);
+    OS << "{\"sections\":[";
+    bool First = true;
+    for (const llvm::object::SectionRef &Sec : (*Obj)->sections()) {
+      uint64_t Start = Sec.getAddress();
+      if (Start == 0)
+        continue;
+      llvm::Expected<llvm::StringRef> Name = Sec.getName();
+      if (!Name) {
+        warn("reading a section name: " + llvm::toString(Name.takeError()));
+        return;
+      }
+      OS << (First ? "" : ",") << "\n{\"name\":";
+      writeJSONString(OS, *Name);
+      OS << ",\"start\":" << Start << ",\"size\":" << Sec.getSize() << "}";
+      First = false;
+    }
+    OS << "\n]}\n";
+    OS.flush();
+    write(**Obj, Image, Meta);
+  }
+
   // Nothing to do: the files describe where the object was; a profile taken
   // before the object was freed still needs them.
   void notifyFreeingObject(ObjectKey) override {}
@@ -144,15 +187,20 @@ private:
     }
     llvm::StringRef Image = DebugObj->getData();
 
+    std::string Meta;
+    if (!buildMeta(Obj, L, Meta))
+      return;
+    write(Obj, Image, Meta);
+  }
+
+  // write stores Image and Meta as NAME.elf and NAME.meta, NAME from Obj
+  // (see the file comment).
+  void write(const llvm::object::ObjectFile &Obj, llvm::StringRef Image,
+             const std::string &Meta) {
     char Hash[17];
     std::snprintf(Hash, sizeof Hash, "%016llx",
                   static_cast<unsigned long long>(llvm::xxHash64(Image)));
     std::string Base = sanitize(identify(Obj)) + "-" + Hash;
-
-    std::string Meta;
-    if (!buildMeta(Obj, L, Meta))
-      return;
-
     if (std::error_code EC = llvm::sys::fs::create_directories(Dir_)) {
       warn("cannot create " + Dir_ + ": " + EC.message());
       return;
@@ -311,6 +359,53 @@ makeDumpingObjectLayer(llvm::orc::ExecutionSession &ES,
       });
   registerWithLayer(*Layer, Listener);
   return Layer;
+}
+// DumpRegistrar receives the debug objects JITLink's
+// DebugObjectManagerPlugin builds (the object with each section's load
+// address in its header, copied into the executor's memory: this process,
+// for an in-process JIT) and writes them with Listener, then hands them to
+// Next, if any (the GDB registrar, to keep debuggers and jitsnap working).
+class DumpRegistrar : public llvm::orc::DebugObjectRegistrar {
+public:
+  DumpRegistrar(DumpListener &Listener,
+                std::unique_ptr<llvm::orc::DebugObjectRegistrar> Next = nullptr)
+      : Listener_(Listener), Next_(std::move(Next)) {}
+
+#if LLVM_VERSION_MAJOR >= 17
+  llvm::Error registerDebugObject(llvm::orc::ExecutorAddrRange TargetMem,
+                                  bool AutoRegisterCode) override {
+    dumpRange(TargetMem);
+    return Next_ ? Next_->registerDebugObject(TargetMem, AutoRegisterCode)
+                 : llvm::Error::success();
+  }
+#else
+  llvm::Error registerDebugObject(llvm::orc::ExecutorAddrRange TargetMem) override {
+    dumpRange(TargetMem);
+    return Next_ ? Next_->registerDebugObject(TargetMem) : llvm::Error::success();
+  }
+#endif
+
+private:
+  void dumpRange(llvm::orc::ExecutorAddrRange R) {
+    Listener_.dumpDebugObject(llvm::StringRef(
+        R.Start.toPtr<const char *>(), static_cast<size_t>(R.End - R.Start)));
+  }
+
+  DumpListener &Listener_;
+  std::unique_ptr<llvm::orc::DebugObjectRegistrar> Next_;
+};
+
+// makeDumpPlugin returns the plugin to add to a JITLink ObjectLinkingLayer
+// (LLJIT's default object layer on x86-64 since LLVM 17) so that every
+// object it links is written by Listener: JITLink calls no
+// JITEventListener. Next, if given, also receives each debug object (pass
+// the GDB registrar to keep debugger support). The JIT must run in this
+// process.
+inline std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>
+makeDumpPlugin(llvm::orc::ExecutionSession &ES, DumpListener &Listener,
+               std::unique_ptr<llvm::orc::DebugObjectRegistrar> Next = nullptr) {
+  return std::make_unique<llvm::orc::DebugObjectManagerPlugin>(
+      ES, std::make_unique<DumpRegistrar>(Listener, std::move(Next)));
 }
 #endif // PPROF_JIT_NO_ORC
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh [LLVM_CONFIG] - build and run listener_test.cpp against the given
-# LLVM (default llvm-config-14): pprof_jit_listener.h with MCJIT and with
-# ORC's LLJIT on a small C module.
+# LLVM (default llvm-config-14): pprof_jit_listener.h with MCJIT, with ORC's
+# LLJIT on RuntimeDyld (registerWithLayer) and on JITLink (makeDumpPlugin),
+# on a small C module.
 set -euo pipefail
 
 llvm_config=${1:-llvm-config-14}
