@@ -29,7 +29,7 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 		}
 		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
 	}
-	for _, name := range []string{"single", "threads", "procs", "node"} {
+	for _, name := range []string{"single", "threads", "procs", "dwarf", "node"} {
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(dir, name+".data")
 			if _, err := os.Stat(data); err != nil {
@@ -50,6 +50,9 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 			}
 			if n < 2 {
 				t.Errorf("perf report lists %d functions with 1%% or more: %v", n, want)
+			}
+			if name == "dwarf" && !strings.Contains(string(r.stderr), "recorded with --call-graph dwarf") {
+				t.Errorf("no note about --call-graph dwarf:\n%s", r.stderr)
 			}
 			if name == "node" && (got["fib"] < 10 || got["sieve"] < 2) {
 				t.Errorf("JS functions not named: fib %.2f%%, sieve %.2f%%", got["fib"], got["sieve"])

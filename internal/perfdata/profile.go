@@ -130,6 +130,13 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		attrIndex[&f.Attrs[i]] = i
 	}
 
+	for i := range f.Attrs {
+		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 || st&SampleRegsUser != 0 {
+			conv.Notes = append(conv.Notes, "recorded with --call-graph dwarf: the stacks are the leaf and what the kernel's callchain has; "+
+				"the user stacks need frame pointers (--call-graph fp) or LBR (--call-graph lbr) to be read here")
+			break
+		}
+	}
 	var ksyms *kallsyms
 	if len(kernel) > 0 {
 		switch {

@@ -6,6 +6,7 @@
 #   single.data   work.c in one thread          (perf record -g)
 #   threads.data  work.c in three threads       (perf record -g)
 #   procs.data    work.c in three processes     (perf record -g)
+#   dwarf.data    work.c in one thread          (perf record --call-graph dwarf)
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
@@ -32,7 +33,8 @@ report() { # NAME DATA
 record single "$out/work" single 300
 record threads "$out/work" threads 150
 record procs "$out/work" procs 150
-for n in single threads procs; do report "$n" "$out/$n.data"; done
+"$perf" record -q -e cpu-clock -F 2000 --call-graph dwarf -o "$out/dwarf.data" "$out/work" single 100 >/dev/null 2>&1
+for n in single threads procs dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then
   cp "$here/../node/work.js" "$out/work.js"
