@@ -323,9 +323,9 @@ func (k *kallsyms) lookup(addr uint64) string {
 	return k.names[i]
 }
 
-// readKallsyms reads /proc/kallsyms: "ADDRESS TYPE NAME [MODULE]"; the
-// text symbols with a non-zero address (zeros are what an unprivileged
-// reader sees).
+// readKallsyms reads the text symbols of /proc/kallsyms ("ADDRESS TYPE
+// NAME", then a module name for module symbols) with a non-zero address
+// (zeros are what an unprivileged reader sees).
 func readKallsyms(path string) (*kallsyms, error) {
 	fd, err := os.Open(path)
 	if err != nil {
