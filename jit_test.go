@@ -29,6 +29,7 @@ import (
 type mcjitRun struct {
 	name string
 	dir  string
+	llvm int // the LLVM version the host was built with
 }
 
 func (r mcjitRun) path(name string) string { return filepath.Join(r.dir, name) }
@@ -41,11 +42,18 @@ func (r mcjitRun) env() []string { return []string{"PPROF_BINARY_PATH=" + r.path
 // generates when JITPPROF_FRESH_MCJIT names it.
 func mcjitRuns(t *testing.T) []mcjitRun {
 	t.Helper()
-	runs := []mcjitRun{{name: "golden", dir: filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden")}}
+	runs := []mcjitRun{{name: "golden", dir: filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden"), llvm: 14}}
 	if dir := os.Getenv("JITPPROF_FRESH_MCJIT"); dir != "" {
-		runs = append(runs, mcjitRun{name: "fresh", dir: dir})
+		runs = append(runs, mcjitRun{name: "fresh", dir: dir, llvm: 14})
 	} else if testenv.InCI() {
 		t.Fatal("JITPPROF_FRESH_MCJIT is not set: under CI, ./test.sh must regenerate the MCJIT fixtures")
+	}
+	// The host built against other LLVM versions (JITPPROF_LLVM_VERSIONS
+	// of ./test.sh): JITPPROF_FRESH_MCJIT_19=DIR, ...
+	for v := 15; v <= 25; v++ {
+		if dir := os.Getenv(fmt.Sprintf("JITPPROF_FRESH_MCJIT_%d", v)); dir != "" {
+			runs = append(runs, mcjitRun{name: fmt.Sprintf("fresh-llvm%d", v), dir: dir, llvm: v})
+		}
 	}
 	return runs
 }
@@ -114,10 +122,10 @@ func TestJITMatchesLLVMSymbolizer(t *testing.T) {
 				}
 				n := 0
 				for obj, locs := range jitLocs {
-					n += compareLocations(t, obj, locs, 0)
+					n += compareLocations(t, mr.llvm, obj, locs, 0)
 				}
 				leaf := leafLocs[0].Mapping
-				n += compareLocations(t, leaf.File, leafLocs, loadBias(t, leaf))
+				n += compareLocations(t, mr.llvm, leaf.File, leafLocs, loadBias(t, leaf))
 				t.Logf("%d locations compared with llvm-symbolizer", n)
 			})
 		}
@@ -125,15 +133,15 @@ func TestJITMatchesLLVMSymbolizer(t *testing.T) {
 }
 
 // compareLocations compares the lines of locs, which belong to the
-// object file obj, with llvm-symbolizer's frames for address-bias, and
-// returns how many locations it compared.
-func compareLocations(t *testing.T, obj string, locs []*profile.Location, bias uint64) int {
+// object file obj, with the frames llvm-symbolizer of LLVM version llvm
+// gives for address-bias, and returns how many locations it compared.
+func compareLocations(t *testing.T, llvm int, obj string, locs []*profile.Location, bias uint64) int {
 	t.Helper()
 	addrs := make([]uint64, len(locs))
 	for i, l := range locs {
 		addrs[i] = l.Address - bias
 	}
-	want := testenv.LLVMSymbolize(t, obj, addrs)
+	want := testenv.LLVMSymbolizeWith(t, llvm, obj, addrs)
 	for i, l := range locs {
 		got := describeLines(l.Line)
 		var w []string

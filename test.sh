@@ -128,7 +128,7 @@ unformatted=$(gofmt -l .)
 go vet ./...
 "$staticcheck" ./...
 
-step "Fresh MCJIT fixtures (real LLVM 14 MCJIT run)"
+step "Fresh MCJIT fixtures (real MCJIT runs, LLVM $llvm_versions)"
 fresh=$build/mcjit
 if command -v clang-14 >/dev/null && command -v llvm-config-14 >/dev/null; then
   rm -rf "$fresh"
@@ -139,6 +139,18 @@ elif [[ ${CI:-} == true ]]; then
 else
   echo "warning: LLVM 14 missing; tests use only the checked-in fixtures" >&2
 fi
+# The same host built against the other LLVM versions: its profiles are
+# checked against that version's llvm-symbolizer (JITPPROF_FRESH_MCJIT_N).
+for v in $llvm_versions; do
+  [[ $v == 14 ]] && continue
+  if command -v "clang-$v" >/dev/null && command -v "llvm-config-$v" >/dev/null; then
+    rm -rf "$build/mcjit-$v"
+    JITPPROF_LLVM=$v testdata/mcjit/generate.sh "$build/mcjit-$v"
+    export "JITPPROF_FRESH_MCJIT_$v=$build/mcjit-$v"
+  elif [[ ${CI:-} == true ]]; then
+    fail "clang-$v/llvm-config-$v missing: cannot build the MCJIT host against LLVM $v"
+  fi
+done
 
 step "Fresh Node.js fixtures (perf map and jitdump of a real node run)"
 if command -v node >/dev/null && [[ -f /usr/lib/x86_64-linux-gnu/libprofiler.so ]]; then

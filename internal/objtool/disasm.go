@@ -44,6 +44,11 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", file, start, end)
 	}
+	// An end on a symbol or section boundary is the End of a symbol from
+	// Symbols: one past its last byte.
+	if end > start && t.isBoundary(b, end) {
+		end--
+	}
 	pieces := codePieces(b.f, start, end)
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("%s: no code section holds any of [%#x, %#x]", file, start, end)
@@ -120,4 +125,17 @@ func (t *Tool) fallbackFor(file string) (gdriver.ObjTool, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.opts.Fallback, t.opts.Fallback != nil && t.fellBack[file]
+}
+
+// isBoundary reports whether addr is where a symbol group of b starts or
+// a code section of b ends.
+func (t *Tool) isBoundary(b *binFile, addr uint64) bool {
+	for i := range b.f.Sections {
+		if s := &b.f.Sections[i]; s.Flags&elf.SHF_EXECINSTR != 0 && s.Addr+s.Size == addr {
+			return true
+		}
+	}
+	syms, _ := t.symbols(b)
+	s := lookupSymbol(syms, addr)
+	return s != nil && s.addr == addr
 }

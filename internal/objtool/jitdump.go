@@ -133,7 +133,8 @@ func (o *dumpObj) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error)
 		c := &o.df.d.Code[i]
 		names := []string{symbolName(c)}
 		if match := matchSymbol(names, c.Addr, c.Addr+c.Size-1, r, addr); match != nil {
-			out = append(out, &gdriver.Sym{Name: match, File: o.df.path, Start: c.Addr, End: c.Addr + c.Size - 1})
+			// End one past the last byte, as the ELF symbols (see findSymbols).
+			out = append(out, &gdriver.Sym{Name: match, File: o.df.path, Start: c.Addr, End: c.Addr + c.Size})
 		}
 	}
 	return out, nil
@@ -156,6 +157,11 @@ func (t *Tool) openDump(name string, start, limit, offset uint64) (gdriver.ObjFi
 // bytes of its CODE_LOAD records.
 func (t *Tool) disasmDump(df *dumpFile, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
 	d := df.d
+	if end > start {
+		if c := d.Lookup(end - 1); c != nil && c.Addr+c.Size == end {
+			end-- // a Sym.End: one past the code's last byte
+		}
+	}
 	m := elfMachine(d.Machine)
 	name := func(addr uint64) (string, uint64, bool) {
 		c := d.Lookup(addr)

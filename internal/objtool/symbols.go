@@ -116,14 +116,18 @@ func lookupSymbol(syms []symbol, x uint64) *symbol {
 // upstream pprof's findSymbols does with nm's output (it follows that
 // function's logic): a group holding address gives all its names, one
 // matching r the first name that matches, demangled if only the
-// demangled form does. A group ends one byte before the next, or at the
-// end of its section.
+// demangled form does. A group ends where the next begins, or at the end
+// of its section. Unlike upstream's, Sym.End is that end, one past the
+// last byte: pprof's code views keep a sample if it is below End, so an
+// End on the last byte (as upstream's nm-based lister gives) loses the
+// samples of a function's last byte (a ret, often); Disasm takes an end
+// on such a boundary as exclusive.
 func findSymbols(syms []symbol, file string, r *regexp.Regexp, address uint64) []*gdriver.Sym {
 	var out []*gdriver.Sym
 	for i := range syms {
 		s := &syms[i]
 		if match := matchSymbol(s.names, s.addr, s.end-1, r, address); match != nil {
-			out = append(out, &gdriver.Sym{Name: match, File: file, Start: s.addr, End: s.end - 1})
+			out = append(out, &gdriver.Sym{Name: match, File: file, Start: s.addr, End: s.end})
 		}
 	}
 	return out

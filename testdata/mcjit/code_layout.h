@@ -163,7 +163,10 @@ public:
 
   uint8_t *allocateCodeSection(uintptr_t Size, unsigned Alignment, unsigned,
                                llvm::StringRef Name) override {
-    bool Above = Name.size() >= 14 && Name.substr(0, 14) == ".text.jit_tree";
+    // .text.NAME, or .ltext.NAME with the large code model (LLVM 18+).
+    // (StringRef::startswith became starts_with in LLVM 16+: compare.)
+    auto Prefix = [&](llvm::StringRef P) { return Name.substr(0, P.size()) == P; };
+    bool Above = Prefix(".text.jit_tree") || Prefix(".ltext.jit_tree");
     return (Above ? High : Low).allocate(Size, Alignment);
   }
 

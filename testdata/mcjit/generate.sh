@@ -47,7 +47,10 @@ bin=$out/bin
 # address also makes every run load the JIT code at the same addresses.
 leaf_base=0x500000000000
 
-for tool in clang-14 llvm-config-14 llvm-symbolizer-14 g++ python3; do
+# JITPPROF_LLVM picks the LLVM version (14 by default; Debian 12 has 14,
+# 15, 16 and 19): its clang, headers, libraries and llvm-symbolizer.
+llvm=${JITPPROF_LLVM:-14}
+for tool in clang-$llvm llvm-config-$llvm llvm-symbolizer-$llvm g++ python3; do
   if ! command -v "$tool" >/dev/null; then
     echo "generate.sh: $tool not found; install the packages in $here/packages.txt" >&2
     exit 1
@@ -79,7 +82,7 @@ prefix_map=-fdebug-prefix-map=$here=/jitpprof/testdata/mcjit
 
 echo "generate.sh: compiling workload.c to bitcode" >&2
 for part in 1 2; do
-  clang-14 -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
+  "clang-$llvm" -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
     -DWORKLOAD_PART=$part -emit-llvm -c workload.c -o "$build/workload$part.bc"
 done
 
@@ -87,14 +90,14 @@ echo "generate.sh: building libleaf.so" >&2
 # -z noseparate-code: the first mapping of the library is its r-xp text at
 # file offset 0, with no r--p header page below it, so JIT code placed
 # directly below touches the executable mapping.
-clang-14 -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
+"clang-$llvm" -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
   -fPIC -shared leaf.c -o "$bin/libleaf.so" \
   -Wl,-soname,libleaf.so -Wl,-z,noseparate-code -Wl,-Ttext-segment=$leaf_base
 
 echo "generate.sh: building jit_host" >&2
-llvm_inc=$(llvm-config-14 --includedir)
-read -r -a llvm_ldflags <<<"$(llvm-config-14 --ldflags)"
-read -r -a llvm_libs <<<"$(llvm-config-14 --libs)"
+llvm_inc=$("llvm-config-$llvm" --includedir)
+read -r -a llvm_ldflags <<<"$("llvm-config-$llvm" --ldflags)"
+read -r -a llvm_libs <<<"$("llvm-config-$llvm" --libs)"
 # -no-pie: the host itself loads at a fixed address too.
 # --no-as-needed: jit_host never calls libleaf; the JIT code does, so the
 # library must be loaded at startup (at its preferred address) regardless.
@@ -122,4 +125,4 @@ mkdir -p "$out/jitdump"
 mv "$build"/jitdump-run/.debug/jit/llvm-IR-jit-*/jit-*.dump "$out/jitdump/"
 
 echo "generate.sh: checking the results" >&2
-python3 check.py --symbolizer llvm-symbolizer-14 --summary "$out"
+python3 check.py --symbolizer "llvm-symbolizer-$llvm" --summary "$out"

@@ -289,7 +289,11 @@ int main(int Argc, char **Argv) {
       llvm::EngineBuilder(std::move(Modules[0]))
           .setEngineKind(llvm::EngineKind::JIT)
           .setErrorStr(&Err)
+#if LLVM_VERSION_MAJOR >= 18
+          .setOptLevel(llvm::CodeGenOptLevel::Default)
+#else
           .setOptLevel(llvm::CodeGenOpt::Default)
+#endif
           .setMCJITMemoryManager(std::move(MemMgr))
           .create());
   if (!EE)
