@@ -16,6 +16,8 @@
 #include "llvm/ExecutionEngine/ExecutionEngine.h"
 #include "llvm/ExecutionEngine/MCJIT.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/DebugObjectManagerPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDebugObjectRegistrar.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/LLVMContext.h"
@@ -253,6 +255,54 @@ void testJITLink(const char *Bitcode, const std::string &Dir) {
   checkDir(Dir, 1, Addr);
 }
 
+// testJITLinkGDB runs LLJIT on JITLink with debugger support (LLVM's
+// DebugObjectManagerPlugin registering with the GDB JIT interface, as
+// LLJIT's enableDebuggerSupport sets up from LLVM 17 and as one does by
+// hand on 14 to 16), then has jitsnap copy the objects out of this very
+// process: the path for ORC hosts nobody can modify.
+void testJITLinkGDB(const char *Bitcode, const std::string &Dir, const char *Jitsnap) {
+  auto J = llvm::orc::LLJITBuilder()
+               .setObjectLinkingLayerCreator(
+                   [&](llvm::orc::ExecutionSession &ES, const llvm::Triple &)
+                       -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                     auto L = std::make_unique<llvm::orc::ObjectLinkingLayer>(ES);
+                     auto Registrar = llvm::orc::createJITLoaderGDBRegistrar(ES);
+                     if (!Registrar)
+                       return Registrar.takeError();
+                     L->addPlugin(std::make_unique<llvm::orc::DebugObjectManagerPlugin>(
+                         ES, std::move(*Registrar)));
+                     return L;
+                   })
+               .create();
+  if (!J) {
+    fail("LLJIT+JITLink+GDB: " + llvm::toString(J.takeError()));
+    return;
+  }
+  auto Ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> M = load(Bitcode, *Ctx);
+  if (llvm::Error E = (*J)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(M), std::move(Ctx)))) {
+    fail("LLJIT+JITLink+GDB addIRModule: " + llvm::toString(std::move(E)));
+    return;
+  }
+  auto Sym = (*J)->lookup("jit_square");
+  if (!Sym) {
+    fail("LLJIT+JITLink+GDB lookup: " + llvm::toString(Sym.takeError()));
+    return;
+  }
+  uint64_t Addr = addressOf(*Sym);
+  auto Square = reinterpret_cast<long (*)(long)>(Addr);
+  if (Square(12) != 144)
+    fail("LLJIT+JITLink+GDB: jit_square(12) != 144");
+  std::string Cmd = std::string(Jitsnap) + " -pid " + std::to_string(getpid()) +
+                    " -o " + Dir + " >/dev/null";
+  if (int RC = std::system(Cmd.c_str()); RC != 0) {
+    fail("jitsnap on this process: exit status " + std::to_string(RC));
+    return;
+  }
+  checkDir(Dir, 1, Addr);
+}
+
 void testDefaultDir(const std::string &Dir) {
   setenv("PPROF_JIT_DUMP_DIR", Dir.c_str(), 1);
   if (pprof_jit::DumpListener().dir() != Dir)
@@ -267,8 +317,8 @@ void testDefaultDir(const std::string &Dir) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  if (Argc != 3) {
-    std::fprintf(stderr, "usage: listener_test MODULE.bc OUTDIR\n");
+  if (Argc != 3 && Argc != 4) {
+    std::fprintf(stderr, "usage: listener_test MODULE.bc OUTDIR [JITSNAP]\n");
     return 2;
   }
   llvm::InitializeNativeTarget();
@@ -277,6 +327,8 @@ int main(int Argc, char **Argv) {
   testMCJIT(Argv[1], Out + "/mcjit");
   testORC(Argv[1], Out + "/orc");
   testJITLink(Argv[1], Out + "/jitlink");
+  if (Argc == 4)
+    testJITLinkGDB(Argv[1], Out + "/jitlink-gdb", Argv[3]);
   testDefaultDir(Out + "/env");
   if (Failures != 0)
     return 1;

@@ -2,7 +2,8 @@
 # test.sh [LLVM_CONFIG] - build and run listener_test.cpp against the given
 # LLVM (default llvm-config-14): pprof_jit_listener.h with MCJIT, with ORC's
 # LLJIT on RuntimeDyld (registerWithLayer) and on JITLink (makeDumpPlugin),
-# on a small C module.
+# and LLJIT on JITLink with debugger support read back by jitsnap, on a
+# small C module.
 set -euo pipefail
 
 llvm_config=${1:-llvm-config-14}
@@ -26,4 +27,6 @@ g++ -std=c++17 -O1 -Wall -Wextra -Werror -isystem "$("$llvm_config" --includedir
   -D_GNU_SOURCE -D__STDC_CONSTANT_MACROS -D__STDC_FORMAT_MACROS \
   -D__STDC_LIMIT_MACROS -I"$here" "$here/listener_test.cpp" \
   -o "$work/listener_test" "${ldflags[@]}" "${libs[@]}"
-"$work/listener_test" "$work/square.bc" "$work/out"
+# jitsnap, for the ORC JITLink + debugger support mode.
+(cd "$here/.." && go build -o "$work/jitsnap" ./cmd/jitsnap)
+"$work/listener_test" "$work/square.bc" "$work/out" "$work/jitsnap"
