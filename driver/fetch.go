@@ -199,7 +199,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 
 const limitsUsage = `  Limits (jitpprof):
     -max_profile_mb       The most a gzipped profile may decompress to, in MiB
-                          (default 256): a few KiB of gzip can claim GiBs.`
+                          (default 128): a few KiB of gzip can claim GiBs.`
 
 // maxDecompressed returns the -max_profile_mb limit in bytes.
 func (r *run) maxDecompressed() int64 {

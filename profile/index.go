@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // An ObjectSet is the JIT objects of one run, with an index of all their
@@ -58,8 +60,34 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 			all = append(all, indexEntry{start: sec.Start, limit: sec.Limit(), obj: objs[oi], sec: si})
 		}
 	}
-	// Objects are sorted by path, and a stable sort keeps that order
-	// among sections starting at the same address.
+	// Kinds rank by what they know: an LLVM dump (DWARF, exact
+	// sections) over a jitdump (names, lines) over a perf map (names).
+	// Each kind's sections are made disjoint, then get only the
+	// addresses no better kind claims.
+	var errs []error
+	reported := map[[2]*Object]bool{}
+	report := func(winner, loser indexEntry) {
+		if p := [2]*Object{winner.obj, loser.obj}; !reported[p] {
+			reported[p] = true
+			errs = append(errs, overlapError(winner, loser))
+		}
+	}
+	for _, kind := range []Kind{LLVMDump, JITDump, PerfMap} {
+		var mine []indexEntry
+		for _, e := range all {
+			if e.obj.Kind == kind {
+				mine = append(mine, e)
+			}
+		}
+		s.index = mergeIndex(s.index, subtract(disjoint(mine, report), s.index, report))
+	}
+	return s, errs
+}
+
+// disjoint makes entries disjoint: sorted by start (objects by path, and
+// a stable sort keeps that order among sections starting at the same
+// address), each keeps only the bytes no entry before it claims.
+func disjoint(all []indexEntry, report func(winner, loser indexEntry)) []indexEntry {
 	slices.SortStableFunc(all, func(a, b indexEntry) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
@@ -69,37 +97,77 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 		}
 		return 0
 	})
-
-	type pair struct{ winner, loser *Object }
-	reported := map[pair]bool{}
-	var errs []error
+	var out []indexEntry
 	var maxLimit uint64
 	var owner indexEntry // the entry that reaches maxLimit
 	for _, e := range all {
 		if e.start < maxLimit {
-			if p := (pair{owner.obj, e.obj}); !reported[p] {
-				reported[p] = true
-				errs = append(errs, overlapError(owner, e))
-			}
+			report(owner, e)
 			if e.limit <= maxLimit {
 				continue // entirely claimed already
 			}
 			e.start = maxLimit
 		}
-		s.index = append(s.index, e)
+		out = append(out, e)
 		maxLimit, owner = e.limit, e
 	}
-	return s, errs
+	return out
+}
+
+// subtract returns the parts of entries (disjoint, sorted) that no entry
+// of taken (disjoint, sorted) covers, reporting each overlap.
+func subtract(entries, taken []indexEntry, report func(winner, loser indexEntry)) []indexEntry {
+	var out []indexEntry
+	j := 0
+	for _, e := range entries {
+		for j < len(taken) && taken[j].limit <= e.start {
+			j++
+		}
+		for k := j; k < len(taken) && taken[k].start < e.limit && e.start < e.limit; k++ {
+			t := taken[k]
+			report(t, e)
+			if t.start > e.start {
+				part := e
+				part.limit = t.start
+				out = append(out, part)
+			}
+			e.start = max(e.start, t.limit)
+		}
+		if e.start < e.limit {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// mergeIndex merges two disjoint sorted indexes that do not overlap.
+func mergeIndex(a, b []indexEntry) []indexEntry {
+	out := append(slices.Clone(a), b...)
+	slices.SortFunc(out, func(x, y indexEntry) int { return cmp.Compare(x.start, y.start) })
+	return out
 }
 
 func overlapError(winner, loser indexEntry) error {
 	ws, ls := winner.obj.Sections[winner.sec], loser.obj.Sections[loser.sec]
-	where := fmt.Sprintf("section %s [%#x, %#x) overlaps section %s [%#x, %#x)", ls.Name, ls.Start, ls.Limit(), ws.Name, ws.Start, ws.Limit())
-	if winner.obj != loser.obj {
-		where += " of " + winner.obj.Path
+	name := func(s Section) string {
+		if s.Name == "" {
+			return fmt.Sprintf("code [%#x, %#x)", s.Start, s.Limit())
+		}
+		return fmt.Sprintf("section %s [%#x, %#x)", safename.String(s.Name), s.Start, s.Limit())
 	}
-	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s "+
-		"(the section starting lower wins, then the object whose path sorts first)", where, ws.Name)}
+	where := name(ls) + " overlaps " + name(ws)
+	if winner.obj != loser.obj {
+		where += " of " + safename.String(winner.obj.Path)
+	}
+	rule := "the section starting lower wins, then the object whose path sorts first"
+	if winner.obj.Kind != loser.obj.Kind {
+		rule = fmt.Sprintf("a %v wins over a %v", winner.obj.Kind, loser.obj.Kind)
+	}
+	to := safename.String(ws.Name)
+	if ws.Name == "" {
+		to = "the code of " + safename.String(winner.obj.Path)
+	}
+	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s (%s)", where, to, rule)}
 }
 
 // Lookup returns the object and the section that hold addr, or nil and

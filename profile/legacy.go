@@ -41,7 +41,7 @@ func Parse(data []byte) (p *profile.Profile, memoryMap []byte, err error) {
 // DefaultMaxDecompressed is the most bytes Parse decompresses a gzipped
 // profile to: real profiles are megabytes, and a few kilobytes of gzip can
 // claim gigabytes of zeros.
-const DefaultMaxDecompressed = 256 << 20
+const DefaultMaxDecompressed = 128 << 20
 
 // ParseLimit is Parse with a limit on the size of the decompressed data:
 // a profile that decompresses to more is an error saying so.

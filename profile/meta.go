@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jitpprof/pprof/internal/safename"
 	"io"
 	"math"
 )
@@ -86,7 +87,7 @@ func ParseMeta(r io.Reader) ([]Section, error) {
 		}
 		s := Section{Name: *ms.Name, Start: *ms.Start, Size: *ms.Size}
 		if s.Size > math.MaxUint64-s.Start {
-			return nil, fmt.Errorf("section %d (%s): start %#x + size %#x wraps around the address space", i, s.Name, s.Start, s.Size)
+			return nil, fmt.Errorf("section %d (%s): start %#x + size %#x wraps around the address space", i, safename.String(s.Name), s.Start, s.Size)
 		}
 		secs = append(secs, s)
 	}

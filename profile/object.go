@@ -263,7 +263,7 @@ func readELFSections(path string) ([]elfSection, error) {
 			continue
 		}
 		if s.Size > ^uint64(0)-s.Addr {
-			return nil, fmt.Errorf("section %s: address %#x + size %#x wraps around the address space", s.Name, s.Addr, s.Size)
+			return nil, fmt.Errorf("section %s: address %#x + size %#x wraps around the address space", safename.String(s.Name), s.Addr, s.Size)
 		}
 		out = append(out, elfSection{
 			Section: Section{Name: s.Name, Start: s.Addr, Size: s.Size},
@@ -307,14 +307,14 @@ func checkMeta(path string, elfSecs []elfSection) error {
 		k := key{s.Name, s.Start, s.Size}
 		if inELF[k] == 0 {
 			return fail(fmt.Errorf("section %s at %#x size %#x disagrees with %s: %s",
-				s.Name, s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name)))
+				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name)))
 		}
 		inMeta[k]++
 	}
 	for _, s := range elfSecs {
 		if s.exec && s.Start != 0 && s.Size != 0 && inMeta[key{s.Name, s.Start, s.Size}] == 0 {
 			return fail(fmt.Errorf("does not list executable section %s at %#x size %#x of %s",
-				s.Name, s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt)))
+				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt)))
 		}
 	}
 	return nil
