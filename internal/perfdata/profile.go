@@ -3,6 +3,7 @@ package perfdata
 import (
 	"bufio"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,6 +233,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 
 	var first, last uint64
+	same := map[string]*profile.Sample{}
+	var key []byte
+	var stack []*profile.Location
 	err = f.Records(func(r *Record) bool {
 		if r.Type != RecordSample {
 			return true
@@ -243,7 +247,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 			last = max(last, r.Time)
 		}
-		var stack []*profile.Location
+		stack = stack[:0]
 		frames := r.Callchain
 		if len(frames) == 0 {
 			frames = []uint64{r.IP}
@@ -260,16 +264,33 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if len(stack) == 0 {
 			return true
 		}
-		vals := make([]int64, len(p.SampleType))
 		i := attrIndex[r.Attr]
+		c := comm[r.TID]
+		if c == "" {
+			c = comm[r.PID]
+		}
+		// Samples with the same stack, thread and command are one sample
+		// with the counts added: memory grows with the distinct stacks,
+		// not the length of the recording.
+		key = binary.LittleEndian.AppendUint32(key[:0], r.PID)
+		key = binary.LittleEndian.AppendUint32(key, r.TID)
+		key = append(append(key, c...), 0)
+		for _, l := range stack {
+			key = binary.LittleEndian.AppendUint64(key, l.ID)
+		}
+		if s := same[string(key)]; s != nil {
+			s.Value[2*i]++
+			s.Value[2*i+1] += int64(r.Period)
+			return true
+		}
+		vals := make([]int64, len(p.SampleType))
 		vals[2*i], vals[2*i+1] = 1, int64(r.Period)
-		s := &profile.Sample{Location: stack, Value: vals,
+		s := &profile.Sample{Location: slices.Clone(stack), Value: vals,
 			NumLabel: map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}}
-		if c := comm[r.TID]; c != "" {
-			s.Label = map[string][]string{"comm": {c}}
-		} else if c := comm[r.PID]; c != "" {
+		if c != "" {
 			s.Label = map[string][]string{"comm": {c}}
 		}
+		same[string(key)] = s
 		p.Sample = append(p.Sample, s)
 		return true
 	})

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/perfdata.sh - how fast is perf.data read, measured side by side:
+# pprof -top against perf report --stdio on the same recording.
+#
+# Records testdata/perf/work.c in three threads with perf record -e
+# cpu-clock -F 20000 -g for ROUNDS rounds (5000 make a perf.data of about
+# 100 MB), then times, each RUNS times:
+#
+#   (a) jitpprof -top perf.data
+#   (b) perf report --stdio --no-children --sort sym -g none -i perf.data
+#
+# The table gives the median wall time and the peak RSS (GNU time).
+#
+# Usage: bench/perfdata.sh [-n ROUNDS] [-r RUNS] [-w WORKDIR]
+# Defaults: 5000 rounds, 3 runs, build/bench. The recording is cached.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+rounds=5000 runs=3 work=build/bench
+while getopts "n:r:w:" opt; do
+  case $opt in
+    n) rounds=$OPTARG ;;
+    r) runs=$OPTARG ;;
+    w) work=$OPTARG ;;
+    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  esac
+done
+for tool in perf gcc /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench/perfdata.sh: $tool not found" >&2; exit 1; }
+done
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+go build -o "$work/pprof" .
+dir=$work/perfdata-$rounds
+data=$dir/perf.data
+if [[ ! -f $data ]]; then
+  mkdir -p "$dir"
+  gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$dir/work" testdata/perf/work.c
+  echo "recording ($rounds rounds in 3 threads)" >&2
+  perf record -q -e cpu-clock -F 20000 -g -o "$data" "$dir/work" threads "$rounds" >/dev/null 2>&1
+fi
+
+measure() { # NAME -- COMMAND...
+  local name=$1
+  shift 2
+  local times=() rss=0
+  for ((i = 0; i < runs; i++)); do
+    /usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>/dev/null
+    read -r t m <"$work/$name.time"
+    times+=("$t")
+    ((m > rss)) && rss=$m
+    echo "  $name run $((i + 1))/$runs: ${t}s, ${m} KiB" >&2
+  done
+  local median
+  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+  echo "$median $rss"
+}
+
+read -r ta ma <<<"$(measure a -- "$work/pprof" -top "$data")"
+read -r tb mb <<<"$(measure b -- perf report --stdio --no-children --sort sym -g none -i "$data")"
+size=$(stat -c %s "$data")
+cat <<EOF
+
+Machine: $(nproc) CPUs, $(uname -sr); $(go version | cut -d' ' -f3); $(perf --version)
+Recording: $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'), $(perf report -i "$data" --stdio --header-only 2>/dev/null | awk '/sample/ && /#/ {print; exit}')
+Runs: median of $runs
+
+| run | median wall | peak RSS |
+|---|---|---|
+| (a) jitpprof -top | ${ta} s | $((ma / 1024)) MiB |
+| (b) perf report --stdio | ${tb} s | $((mb / 1024)) MiB |
+EOF
