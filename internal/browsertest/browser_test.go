@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -137,15 +138,15 @@ func TestChromium(t *testing.T) {
 		t.Errorf("got %v, want ERR_CONNECTION_REFUSED", err)
 	}
 
-	// Closing leaves neither goroutines nor processes behind.
-	pid := b.cmd.Process.Pid
+	// Closing leaves neither goroutines nor the browser behind.
+	pid := b.pid()
 	p.Close()
 	b.Close()
 	if leaked := leakedGoroutines(t); leaked != "" {
 		t.Errorf("got goroutines left after Close:\n%s", leaked)
 	}
-	if processGroupAlive(pid) {
-		t.Errorf("got processes left in the browser's group %d after Close", pid)
+	if pid <= 0 || syscall.Kill(pid, 0) == nil {
+		t.Errorf("got the browser (pid %d) still running after Close", pid)
 	}
 	if _, err := p.Eval("1"); err == nil {
 		t.Error("got Eval to work on a closed page, want an error")
@@ -166,7 +167,7 @@ func leakedGoroutines(t *testing.T) string {
 			if strings.Contains(g, "browsertest.Test") {
 				continue
 			}
-			if strings.Contains(g, "internal/browsertest.") || strings.Contains(g, "os/exec.") {
+			if strings.Contains(g, "internal/browsertest.") || strings.Contains(g, "os/exec.") || strings.Contains(g, "chromedp.") {
 				leaked = append(leaked, g)
 			}
 		}
