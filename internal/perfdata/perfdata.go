@@ -413,7 +413,11 @@ const maxRecord = 1 << 16
 // Records calls fn for each record of the data section, in file order,
 // until fn returns false or the data ends. The Record (and its
 // Callchain) is reused for the next call: copy what you keep.
-func (f *File) Records(fn func(*Record) bool) error {
+func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn) }
+
+// records is Records, with SAMPLE records passed undecoded (only Type,
+// Misc and Off set) unless samples is true.
+func (f *File) records(samples bool, fn func(*Record) bool) error {
 	sr := io.NewSectionReader(f.r, f.dataOff, f.dataN)
 	br := bufio.NewReaderSize(sr, 256<<10)
 	var rec Record
@@ -450,7 +454,9 @@ func (f *File) Records(fn func(*Record) bool) error {
 				rec.PID, rec.PPID, rec.TID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:])
 			}
 		case RecordSample:
-			ok = f.sample(&rec, body)
+			if samples {
+				ok = f.sample(&rec, body)
+			}
 		}
 		if !ok {
 			return f.errorf(off, "record of type %d is shorter than its fields", typ)

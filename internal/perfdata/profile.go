@@ -59,7 +59,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	var kernel []*mmapping
 	jitSeen := map[string]bool{}
 	pids := map[uint32]bool{}
-	err := f.Records(func(r *Record) bool {
+	err := f.records(false, func(r *Record) bool {
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
 			exec := r.Prot&4 != 0 || (r.Type == RecordMMAP && r.Misc&(1<<13) == 0)
@@ -205,7 +205,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 	locs := map[locKey]*profile.Location{}
 	funcs := map[string]*profile.Function{}
-	location := func(pid uint32, addr uint64) *profile.Location {
+	locationOf := func(pid uint32, addr uint64) *profile.Location {
 		mm := lookup(pid, addr)
 		var m *profile.Mapping
 		if mm != nil {
@@ -229,6 +229,17 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		locs[k] = l
 		p.Location = append(p.Location, l)
+		return l
+	}
+
+	byPID := map[[2]uint64]*profile.Location{} // by pid and address
+	location := func(pid uint32, addr uint64) *profile.Location {
+		k := [2]uint64{uint64(pid), addr}
+		l := byPID[k]
+		if l == nil {
+			l = locationOf(pid, addr)
+			byPID[k] = l
+		}
 		return l
 	}
 
