@@ -91,112 +91,153 @@ type fileEntry struct {
 	dir  uint64
 }
 
+// lineHeader is what a line table's header says, as parseLineHeader
+// reads it (DWARF 5, section 6.2.4).
+type lineHeader struct {
+	version    int
+	end        int // where the table ends in .debug_line
+	progStart  int // where its line number program starts
+	minInst    uint64
+	lineBase   int8
+	lineRange  uint8
+	opcodeBase uint8
+	opLens     [256]uint8 // operand counts of the standard opcodes
+	dirs       []string
+	files      []fileEntry
+}
+
 // parseLineTable parses the line number program at off in .debug_line,
 // appends it, its sequences and rows to the Symbolizer and returns its
-// index in Symbolizer.tables.
+// index in Symbolizer.tables: the header (parseLineHeader), its file
+// names (lineFiles), then the program (runLineProgram).
 func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 	c := &cursor{data: b.debugLine, bo: b.bo, sec: ".debug_line"}
+	h, err := b.parseLineHeader(c, off, u)
+	if err != nil {
+		return 0, err
+	}
+	s := b.s
+	tbl := lineTable{seqLo: int32(len(s.seqs))}
+	tableIdx := int32(len(s.tables))
+	if h.version < 5 {
+		tbl.files = append(tbl.files, -1) // file numbers start at 1
+	}
+	for _, fe := range h.files {
+		tbl.files = append(tbl.files, b.lineFile(c, h, fe, u))
+	}
+	c.off = h.progStart
+	b.runLineProgram(c, h, u, &tbl)
+	if c.err != nil {
+		return 0, c.err
+	}
+	tbl.seqHi = int32(len(s.seqs))
+	sort.Sort(seqsByEnd{hi: s.seqHi[tbl.seqLo:], seqs: s.seqs[tbl.seqLo:]})
+	s.tables = append(s.tables, tbl)
+	return tableIdx, nil
+}
+
+// parseLineHeader reads the header of the line table at off, leaving c
+// limited to the table.
+func (b *builder) parseLineHeader(c *cursor, off uint64, u lineUnit) (*lineHeader, error) {
 	if off > uint64(len(c.data)) {
-		return 0, &decodeError{sec: c.sec, off: int64(off), msg: "line table offset is past the end of the section"}
+		return nil, &decodeError{sec: c.sec, off: int64(off), msg: "line table offset is past the end of the section"}
 	}
 	c.off = int(off)
 	length, dwarf64 := c.unitLength()
 	if c.err != nil {
-		return 0, c.err
+		return nil, c.err
 	}
 	if length > uint64(len(c.data)-c.off) {
 		c.fail("line table length %#x exceeds the section", length)
-		return 0, c.err
+		return nil, c.err
 	}
-	end := c.off + int(length)
-	c.data = c.data[:end] // the program must not read past its unit
+	h := &lineHeader{end: c.off + int(length)}
+	c.data = c.data[:h.end] // the program must not read past its unit
 	// Line tables that overlap (units pointing into the middle of one)
 	// could otherwise make the work grow with the square of the section.
 	if b.lineBudget -= int64(length); b.lineBudget < 0 {
 		c.fail("line tables overlap (decoded more than twice the section)")
-		return 0, c.err
+		return nil, c.err
 	}
-	version := int(c.u16())
-	if c.err == nil && (version < 2 || version > 5) {
-		c.fail("unsupported line table version %d", version)
+	h.version = int(c.u16())
+	if c.err == nil && (h.version < 2 || h.version > 5) {
+		c.fail("unsupported line table version %d", h.version)
 	}
-	if version >= 5 {
+	if h.version >= 5 {
 		c.u8() // address_size: DW_LNE_set_address carries its own size
 		if seg := c.u8(); seg != 0 {
 			c.fail("segment selector size %d is not supported", seg)
 		}
 	}
 	headerLen := c.offsetSized(dwarf64)
-	if c.err == nil && headerLen > uint64(end-c.off) {
+	if c.err == nil && headerLen > uint64(h.end-c.off) {
 		c.fail("header length %#x exceeds the line table", headerLen)
 	}
 	if c.err != nil {
-		return 0, c.err
+		return nil, c.err
 	}
-	progStart := c.off + int(headerLen)
-	minInst := uint64(c.u8())
-	if version >= 4 {
+	h.progStart = c.off + int(headerLen)
+	h.minInst = uint64(c.u8())
+	if h.version >= 4 {
 		c.u8() // maximum_operations_per_instruction: VLIW only, ignored as in LLVM 14
 	}
 	c.u8() // default_is_stmt
-	lineBase := int8(c.u8())
-	lineRange := c.u8()
-	opcodeBase := c.u8()
-	if c.err == nil && opcodeBase == 0 {
+	h.lineBase = int8(c.u8())
+	h.lineRange = c.u8()
+	h.opcodeBase = c.u8()
+	if c.err == nil && h.opcodeBase == 0 {
 		c.fail("opcode_base is 0")
 	}
-	var opLens [256]uint8
-	for i := 1; i < int(opcodeBase) && c.err == nil; i++ {
-		opLens[i] = c.u8()
+	for i := 1; i < int(h.opcodeBase) && c.err == nil; i++ {
+		h.opLens[i] = c.u8()
 	}
-	var dirs []string
-	var files []fileEntry
-	if version >= 5 {
-		dirs, files = b.v5Entries(c, dwarf64, u)
+	if h.version >= 5 {
+		h.dirs, h.files = b.v5Entries(c, dwarf64, u)
 	} else {
-		dirs, files = v4Entries(c)
+		h.dirs, h.files = v4Entries(c)
 	}
 	if c.err != nil {
-		return 0, c.err
+		return nil, c.err
 	}
-	c.off = progStart
+	return h, nil
+}
 
+// lineFile resolves a file entry of the table to a path and returns its
+// Symbolizer.files index, or -1 (with c failed) past the path budget.
+func (b *builder) lineFile(c *cursor, h *lineHeader, fe fileEntry, u lineUnit) int32 {
+	var dirPath string
+	var dirOK bool
+	if h.version >= 5 {
+		dirOK = fe.dir < uint64(len(h.dirs))
+		if dirOK {
+			dirPath = h.dirs[fe.dir]
+		}
+	} else if fe.dir > 0 && fe.dir <= uint64(len(h.dirs)) {
+		dirPath, dirOK = h.dirs[fe.dir-1], true
+	}
+	p := filePath(h.version, fe.name, fe.dir, dirPath, dirOK, u.compDir)
+	if b.pathBudget -= int64(len(p)); b.pathBudget < 0 {
+		c.fail("file names are longer than the debug sections can describe")
+		return -1
+	}
+	return b.internFile(p)
+}
+
+// lineState is the line number program's state machine registers that
+// the index keeps.
+type lineState struct {
+	addr uint64
+	file uint16
+	line uint32
+	col  uint16
+}
+
+// runLineProgram runs the line number program at c (DWARF 5, section
+// 6.2.5), appending the rows of each sequence to the Symbolizer and the
+// files DW_LNE_define_file adds to tbl.
+func (b *builder) runLineProgram(c *cursor, h *lineHeader, u lineUnit, tbl *lineTable) {
 	s := b.s
-	tbl := lineTable{seqLo: int32(len(s.seqs))}
-	tableIdx := int32(len(s.tables))
-	resolve := func(fe fileEntry) int32 {
-		var dirPath string
-		var dirOK bool
-		if version >= 5 {
-			dirOK = fe.dir < uint64(len(dirs))
-			if dirOK {
-				dirPath = dirs[fe.dir]
-			}
-		} else if fe.dir > 0 && fe.dir <= uint64(len(dirs)) {
-			dirPath, dirOK = dirs[fe.dir-1], true
-		}
-		p := filePath(version, fe.name, fe.dir, dirPath, dirOK, u.compDir)
-		if b.pathBudget -= int64(len(p)); b.pathBudget < 0 {
-			c.fail("file names are longer than the debug sections can describe")
-			return -1
-		}
-		return b.internFile(p)
-	}
-	if version < 5 {
-		tbl.files = append(tbl.files, -1) // file numbers start at 1
-	}
-	for _, fe := range files {
-		tbl.files = append(tbl.files, resolve(fe))
-	}
-
-	// Run the line number program (DWARF 5, section 6.2.5).
-	type state struct {
-		addr uint64
-		file uint16
-		line uint32
-		col  uint16
-	}
-	reset := state{file: 1, line: 1}
+	reset := lineState{file: 1, line: 1}
 	st := reset
 	started := false
 	var seqLow uint64 // where the current sequence, or its current part, starts
@@ -237,26 +278,26 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 		}
 	}
 	special := func(adj uint64) bool {
-		if lineRange == 0 {
+		if h.lineRange == 0 {
 			c.fail("special opcode with line_range 0")
 			return false
 		}
-		st.addr += adj / uint64(lineRange) * minInst
+		st.addr += adj / uint64(h.lineRange) * h.minInst
 		return true
 	}
-	for c.off < end && c.err == nil {
+	for c.off < h.end && c.err == nil {
 		op := c.u8()
 		switch {
-		case op >= opcodeBase:
-			adj := uint64(op - opcodeBase)
+		case op >= h.opcodeBase:
+			adj := uint64(op - h.opcodeBase)
 			if !special(adj) {
 				break
 			}
-			st.line = uint32(int64(st.line) + int64(lineBase) + int64(adj%uint64(lineRange)))
+			st.line = uint32(int64(st.line) + int64(h.lineBase) + int64(adj%uint64(h.lineRange)))
 			emit(false)
 		case op == 0:
 			n := c.uleb()
-			if c.err != nil || n == 0 || n > uint64(end-c.off) {
+			if c.err != nil || n == 0 || n > uint64(h.end-c.off) {
 				c.fail("extended opcode length %d does not fit", n)
 				break
 			}
@@ -274,14 +315,14 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 				c.uleb() // modification time
 				c.uleb() // length
 				if c.err == nil {
-					tbl.files = append(tbl.files, resolve(fe))
+					tbl.files = append(tbl.files, b.lineFile(c, h, fe, u))
 				}
 			}
 			c.off = next // skip what the opcode did not read
 		case op == lnsCopy:
 			emit(false)
 		case op == lnsAdvancePC:
-			st.addr += c.uleb() * minInst
+			st.addr += c.uleb() * h.minInst
 		case op == lnsAdvanceLine:
 			st.line = uint32(int64(st.line) + c.sleb())
 		case op == lnsSetFile:
@@ -289,24 +330,17 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 		case op == lnsSetColumn:
 			st.col = uint16(c.uleb())
 		case op == lnsConstAddPC:
-			special(uint64(255 - opcodeBase))
+			special(uint64(255 - h.opcodeBase))
 		case op == lnsFixedAdvancePC:
 			st.addr += uint64(c.u16())
 		default: // other standard opcodes: skip their ULEB128 operands
-			for i := 0; i < int(opLens[op]); i++ {
+			for i := 0; i < int(h.opLens[op]); i++ {
 				c.uleb()
 			}
 		}
 	}
 	// Rows after the last end_sequence belong to no sequence.
 	b.seqRows = rows[:0]
-	if c.err != nil {
-		return 0, c.err
-	}
-	tbl.seqHi = int32(len(s.seqs))
-	sort.Sort(seqsByEnd{hi: s.seqHi[tbl.seqLo:], seqs: s.seqs[tbl.seqLo:]})
-	s.tables = append(s.tables, tbl)
-	return tableIdx, nil
 }
 
 // v4Entries reads the include_directories and file_names of a version 2
