@@ -9,7 +9,7 @@
 #
 #   (a) jitpprof: the JIT stage and the in-process symbolizer
 #   (b) upstream pprof (the go.mod version) with llvm-symbolizer: the
-#       design write-up's final scheme, one process for the whole object
+#       [0, ^0) mapping (base 0, absolute addresses), one process for the whole object
 #   (c) upstream pprof with addr2line only (llvm-symbolizer hidden)
 #   (d) jitpprof -jit_symbolizer=binutils: (b) through jitpprof's driver
 #

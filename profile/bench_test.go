@@ -72,7 +72,7 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 // BenchmarkLinearScan50kx50k is the baseline the index replaces: the
-// design write-up's loop, every location against every section.
+// straightforward loop, every location against every section.
 func BenchmarkLinearScan50kx50k(b *testing.B) {
 	objs, p := benchObjects(50000, 50000)
 	for b.Loop() {

@@ -2,7 +2,7 @@
 // the symbolization benchmark (bench/jitsym.sh): n distinct addresses
 // spread over the object's executable sections, attached to one mapping
 // with Start 0, Limit ^uint64(0) and Offset 0, named after the object.
-// That is the design write-up's final scheme for upstream pprof: pprof's
+// That is the scheme by which upstream pprof can read a JIT object: pprof's
 // binutils then compute a base of 0 and hand absolute addresses to
 // llvm-symbolizer or addr2line, one process for the whole object.
 //
