@@ -12,14 +12,18 @@
 //     rebuilt from their memory map without upstream's unsafe merge, and
 //     addresses in JIT code are attached to one mapping per JIT object,
 //     which is then symbolized in process (see -jit_symbolizer).
-//   - Flagset: adds the JIT flags (-jit_dir, -jit_symbolizer) and reads
-//     upstream's -symbolize.
+//   - Flagset: adds jitpprof's flags (-jit_dir, -jit_symbolizer,
+//     -jit_pid, -objtool, -max_profile_mb, -folded and -collapsed,
+//     -flamegraph, -flamegraph_title) and reads upstream's -symbolize.
+//   - Obj: jitpprof's in-process object tool (package
+//     internal/objtool), unless the caller gives one or -objtool=binutils
+//     asks for upstream's.
 //   - HTTPTransport: the same TLS flags as upstream's, shared by the
 //     fetcher and upstream's symbolz client.
 //
-// Upstream's symbolizer, object tool (binutils), reports and web UI are
-// used unchanged: a JIT mapping that already carries functions and lines
-// is left alone by them.
+// Upstream's symbolizer, reports and web UI are used unchanged: a JIT
+// mapping that already carries functions and lines is left alone by
+// them.
 package driver
 
 import (
