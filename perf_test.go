@@ -117,3 +117,34 @@ func withoutTemplateArgs(name string) string {
 	}
 	return b.String()
 }
+
+// TestPerfDataGolden checks the checked-in recordings of
+// testdata/perf/golden the same way, for their user-space functions (the
+// kernel frames name the kernel of the machine that recorded them).
+func TestPerfDataGolden(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
+	for _, name := range []string{"single", "threads"} {
+		t.Run(name, func(t *testing.T) {
+			want := perfReportShares(t, filepath.Join(dir, name+".report"))
+			r := runPProf(t, t.TempDir(), []string{"PPROF_BINARY_PATH=" + dir}, "-top", "-nodecount=10000", filepath.Join(dir, name+".data"))
+			got := topShares(string(r.stdout))
+			report, err := os.ReadFile(filepath.Join(dir, name+".report"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for fn, w := range want {
+				if w < 1 || !strings.Contains(string(report), "[.] "+fn) {
+					continue // kernel ([k]) or small
+				}
+				n++
+				if g := got[fn]; math.Abs(g-w) > 0.5 {
+					t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
+				}
+			}
+			if n < 2 {
+				t.Errorf("%d user-space functions with 1%% or more: %v", n, want)
+			}
+		})
+	}
+}
