@@ -285,11 +285,6 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 		if c == nil {
 			return nil
 		}
-		f := Frame{Func: c.Name}
-		start := 0
-		if fn, file, line, ok := SplitV8Name(c.Name); ok {
-			f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
-		}
 		r.mu.Lock()
 		lines, ok := r.lines[c]
 		if !ok {
@@ -297,21 +292,34 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 			r.lines[c] = lines
 		}
 		r.mu.Unlock()
-		if l, ok := jitdump.LineAt(lines, addr); ok {
-			// Node 20 writes some line entries whose file name is not
-			// the script's (a few characters of something else): V8
-			// code keeps the script from its name, with the entry's line.
-			if f.File == "" {
-				f.File = l.File
-			}
-			f.Line, f.StartLine = l.Line, start
-			if start == 0 {
-				f.StartLine = lines[0].Line
-			}
-		}
-		return []Frame{f}
+		return []Frame{JITDumpFrame(c, lines, addr)}
 	}
 	return nil
+}
+
+// JITDumpFrame is the frame of addr in the jitdump code c, whose line
+// table is lines: the function (V8's names split into function, script
+// and line, see [SplitV8Name]) and the line of the entry covering addr.
+// The JIT stage and the object tool's code views give the same.
+func JITDumpFrame(c *jitdump.Code, lines []jitdump.Line, addr uint64) Frame {
+	f := Frame{Func: c.Name}
+	start := 0
+	if fn, file, line, ok := SplitV8Name(c.Name); ok {
+		f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
+	}
+	if l, ok := jitdump.LineAt(lines, addr); ok {
+		// Node 20 writes some line entries whose file name is not the
+		// script's (a few characters of something else): V8 code keeps
+		// the script from its name, with the entry's line.
+		if f.File == "" {
+			f.File = l.File
+		}
+		f.Line, f.StartLine = l.Line, start
+		if start == 0 {
+			f.StartLine = lines[0].Line
+		}
+	}
+	return f
 }
 
 // v8Name matches the names V8 gives JavaScript and WebAssembly code in

@@ -73,26 +73,10 @@ func (df *dumpFile) linesOf(c *jitdump.Code) []jitdump.Line {
 	return lines
 }
 
-// frame is the frame of addr in c, as the JIT stage gives it (see
-// jprofile.SourceReader): V8's names split into function, script and
-// line.
+// frame is the frame of addr in c, as the JIT stage gives it.
 func (df *dumpFile) frame(c *jitdump.Code, addr uint64) gdriver.Frame {
-	f := gdriver.Frame{Func: c.Name}
-	start := 0
-	if fn, file, line, ok := jprofile.SplitV8Name(c.Name); ok {
-		f, start = gdriver.Frame{Func: fn, File: file, Line: line, StartLine: line}, line
-	}
-	lines := df.linesOf(c)
-	if l, ok := jitdump.LineAt(lines, addr); ok {
-		if f.File == "" {
-			f.File = l.File
-		}
-		f.Line, f.StartLine = l.Line, start
-		if start == 0 {
-			f.StartLine = lines[0].Line
-		}
-	}
-	return f
+	f := jprofile.JITDumpFrame(c, df.linesOf(c), addr)
+	return gdriver.Frame{Func: f.Func, File: f.File, Line: f.Line, Column: f.Column, StartLine: f.StartLine}
 }
 
 // symbolName is the name a piece of code is listed under: the function
