@@ -104,7 +104,7 @@ func TestFoldedEveryValue(t *testing.T) {
 // symbolization does not depend on the machine's system libraries.
 func TestExportGolden(t *testing.T) {
 	mr := mcjitRuns(t)[0]
-	show := "-show=/jitpprof/testdata/mcjit/"
+	show := "-show=testdata/mcjit/"
 	for _, tc := range []struct {
 		golden string
 		args   []string

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,10 +20,10 @@ func TestWebUI(t *testing.T) {
 	testenv.Tool(t, "dot", "graphviz")
 	testenv.Tool(t, "objdump", "binutils")
 	mr := mcjitRuns(t)[0]
-	src := filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit")
-	cmd := pprofCmd(t, t.TempDir(), mr.env(),
-		"-http=127.0.0.1:", "-no_browser", "-jit_dir", mr.jitDir(),
-		"-source_path="+src, "-trim_path=/jitpprof/testdata/mcjit", mr.path("cpu.prof"))
+	// From the checkout's top directory, as the README runs it, with no
+	// -source_path or -trim_path: the source page finds the scripts.
+	cmd := pprofCmd(t, testenv.RepoRoot(t), mr.env(),
+		"-http=127.0.0.1:", "-no_browser", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

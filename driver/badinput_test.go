@@ -23,8 +23,8 @@ import (
 // The two JIT objects of the checked-in MCJIT run: part 1 has a single
 // .text section, part 2 one .text.FUNC section per function.
 const (
-	objA = "workload.c-638f513f71bd93dc"
-	objB = "workload.c-68e9f90eef0668b4"
+	objA = "workload.c-1346edd604499fbd"
+	objB = "workload.c-df2284e66d575719"
 )
 
 // testUI records what pprof says; it never reads commands.

@@ -27,10 +27,10 @@ func ExamplePProf() {
 	// Type: cpu
 	// Active filters:
 	//    show=jit_poly|horner
-	// Showing nodes accounting for 1.31s, 14.73% of 8.88s total
+	// Showing nodes accounting for 1.33s, 18.74% of 7.11s total
 	//       flat  flat%   sum%        cum   cum%
-	//      1.26s 14.23% 14.23%      1.26s 14.23%  horner (inline)
-	//      0.04s   0.5% 14.73%      1.31s 14.73%  jit_poly
+	//      1.29s 18.12% 18.12%      1.29s 18.12%  horner (inline)
+	//      0.04s  0.62% 18.74%      1.33s 18.74%  jit_poly
 }
 
 // A flag defined with StringList may be repeated; each occurrence adds a

@@ -35,6 +35,6 @@ func Example() {
 			filepath.Base(m.File), m.Start, m.Limit, m.Offset, len(jm.Locations))
 	}
 	// Output:
-	// workload.c-638f513f71bd93dc.elf: [0x0, 0xffffffffffffffff) offset 0x0, 42 locations
-	// workload.c-68e9f90eef0668b4.elf: [0x0, 0xffffffffffffffff) offset 0x0, 57 locations
+	// workload.c-1346edd604499fbd.elf: [0x0, 0xffffffffffffffff) offset 0x0, 40 locations
+	// workload.c-df2284e66d575719.elf: [0x0, 0xffffffffffffffff) offset 0x0, 54 locations
 }

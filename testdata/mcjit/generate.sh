@@ -73,12 +73,15 @@ rm -f "$out/cpu.prof" "$out/heap.prof" "$out/heap_sample.prof" "$out/maps.txt"
 mkdir -p "$build" "$bin"
 
 # Compile from this directory with relative source names and record
-# /jitpprof/testdata/mcjit as the compilation directory, so debug info names
-# sources /jitpprof/testdata/mcjit/FILE wherever the checkout is. (A relative
-# compilation directory would be joined twice by DWARF 5 readers, because
-# clang also stores it as include directory 0: testdata/mcjit/testdata/...)
+# /proc/self/cwd/testdata/mcjit as the compilation directory (Bazel's
+# convention, which pprof's reports trim): debug info names sources
+# /proc/self/cwd/testdata/mcjit/FILE, reports show testdata/mcjit/FILE, and
+# -list and the web UI's source page find the file from the checkout's top
+# directory with no -source_path or -trim_path. (A relative compilation
+# directory would be joined twice by DWARF 5 readers, because clang also
+# stores it as include directory 0: testdata/mcjit/testdata/...)
 cd "$here"
-prefix_map=-fdebug-prefix-map=$here=/jitpprof/testdata/mcjit
+prefix_map=-fdebug-prefix-map=$here=/proc/self/cwd/testdata/mcjit
 
 echo "generate.sh: compiling workload.c to bitcode" >&2
 for part in 1 2; do
