@@ -103,7 +103,7 @@ func TestUnmodifiedMCJITProcess(t *testing.T) {
 				t.Errorf("%s: stderr %q lacks %q", c.name, got.stderr, c.says)
 			}
 		}
-		if !regexp.MustCompile(`jit_\w+ testdata/mcjit/workload\.c:\d+`).Match(listener.stdout) {
+		if !regexp.MustCompile(`jit_\w+ /proc/self/cwd/testdata/mcjit/workload\.c:\d+`).Match(listener.stdout) {
 			t.Errorf("%s: the JIT functions are not symbolized with file:line:\n%.2000s", prof, listener.stdout)
 		}
 	}
