@@ -48,7 +48,34 @@ type ObjectError struct {
 	Err  error  // what was wrong
 }
 
-func (e *ObjectError) Error() string { return safename.String(e.File) + ": " + e.Err.Error() }
+// Error returns "FILE: what was wrong". A reader's typed error that
+// names the same file itself (*elfrel.FormatError, *jitdump.FormatError,
+// *perfmap.FormatError) gives only its Reason, so the name is not said
+// twice.
+func (e *ObjectError) Error() string {
+	msg := e.Err.Error()
+	if r, ok := e.Err.(fileReasoner); ok && r.FileName() == e.File {
+		msg = r.Reason()
+	}
+	return safename.String(e.File) + ": " + msg
+}
+
+// A fileReasoner is a reader's error that names its file.
+type fileReasoner interface {
+	FileName() string // the file, as given to the reader
+	Reason() string   // the message without the file name
+}
+
+// A notJITObjectError is the *elfrel.UnsupportedError of an ELF file that
+// is well formed but is not an object of the kind JIT hosts dump.
+type notJITObjectError struct{ err *elfrel.UnsupportedError }
+
+func (e notJITObjectError) Error() string {
+	return "not a JIT object dump we can read: " + e.err.Msg
+}
+
+// Unwrap returns the *elfrel.UnsupportedError.
+func (e notJITObjectError) Unwrap() error { return e.err }
 
 // An ObjectWarning reports a part of a JIT source file that was left
 // out; the object itself is used.
@@ -246,15 +273,10 @@ func readELFSections(path string) ([]elfSection, error) {
 		defer fd.Close()
 		err = f.RequireRel()
 	}
+	if unsupported := (*elfrel.UnsupportedError)(nil); errors.As(err, &unsupported) {
+		return nil, notJITObjectError{unsupported}
+	}
 	if err != nil {
-		var unsupported *elfrel.UnsupportedError
-		if errors.As(err, &unsupported) {
-			return nil, fmt.Errorf("not a JIT object dump we can read: %s", unsupported.Msg)
-		}
-		err = stripFileName(err, path)
-		if strings.Contains(err.Error(), "bad magic") {
-			err = fmt.Errorf("not an ELF file: %w", err)
-		}
 		return nil, err
 	}
 	var out []elfSection
@@ -262,12 +284,10 @@ func readELFSections(path string) ([]elfSection, error) {
 		if s.Type == elf.SHT_NULL {
 			continue
 		}
-		if s.Size > ^uint64(0)-s.Addr {
-			return nil, fmt.Errorf("section %s: address %#x + size %#x wraps around the address space", safename.String(s.Name), s.Addr, s.Size)
-		}
+		// elfrel has checked that no section's range wraps around.
 		out = append(out, elfSection{
 			Section: Section{Name: s.Name, Start: s.Addr, Size: s.Size},
-			exec:    s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) == elf.SHF_ALLOC|elf.SHF_EXECINSTR,
+			exec:    s.Executable(),
 			nobits:  s.Type == elf.SHT_NOBITS,
 		})
 	}
@@ -340,16 +360,6 @@ func unwrapPathError(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
-	}
-	return err
-}
-
-// stripFileName removes the "path: " prefix from an error of a reader
-// that names the file itself, since ObjectError names it already.
-func stripFileName(err error, path string) error {
-	err = unwrapPathError(err)
-	if msg, ok := strings.CutPrefix(err.Error(), path+": "); ok {
-		return errors.New(msg)
 	}
 	return err
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/elftest"
+	"github.com/jitpprof/pprof/internal/jitdump"
 )
 
 // TestLoadRefusesImpossibleCode: an LLVM dump whose executable section
@@ -43,6 +45,48 @@ func TestLoadRefusesImpossibleCode(t *testing.T) {
 			}
 			if obj, _ := set.Lookup(0x7f0000001010); obj == nil || filepath.Base(obj.Path) != "good.elf" {
 				t.Errorf("0x7f0000001010 is in %v, want good.elf", obj)
+			}
+		})
+	}
+}
+
+// TestLoadErrorsTyped: a broken JIT file is reported with the reader's
+// typed error, which callers can test with errors.Is and errors.As, in a
+// message that names the file once.
+func TestLoadErrorsTyped(t *testing.T) {
+	exec := elf.SHF_ALLOC | elf.SHF_EXECINSTR
+	dyn := elftest.File{Type: elf.ET_DYN, Sections: []elftest.Section{{Name: ".text", Type: elf.SHT_PROGBITS, Flags: exec, Addr: 0x1000, Data: make([]byte, 16)}}}
+	for _, tc := range []struct {
+		file, data string
+		is         func(error) bool
+		want       string // the message after "PATH: "
+	}{
+		{"text.elf", strings.Repeat("not an ELF\n", 8),
+			func(err error) bool { return errors.Is(err, elfrel.ErrNotELF) },
+			`bad magic number "not " at offset 0x0: not an ELF file`},
+		{"lib.elf", string(dyn.Bytes()),
+			func(err error) bool { var ue *elfrel.UnsupportedError; return errors.As(err, &ue) },
+			`not a JIT object dump we can read: ELF type ET_DYN, want ET_REL`},
+		{"jit-7.dump", strings.Repeat("x", 64),
+			func(err error) bool { var fe *jitdump.FormatError; return errors.As(err, &fe) },
+			`bad magic "xxxx": not a jitdump file`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, errs := Load([]string{dir})
+			if len(errs) != 1 {
+				t.Fatalf("errors %v, want one", errs)
+			}
+			var oe *ObjectError
+			if !errors.As(errs[0], &oe) || oe.File != path || !tc.is(errs[0]) {
+				t.Errorf("error %#v is not an *ObjectError for %s wrapping the reader's typed error", errs[0], path)
+			}
+			if got, want := errs[0].Error(), path+": "+tc.want; got != want {
+				t.Errorf("message\n%s\nwant\n%s", got, want)
 			}
 		})
 	}

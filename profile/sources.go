@@ -393,7 +393,7 @@ func loadJITDump(path string) (*Object, error) {
 	}
 	d, err := jitdump.Read(f, st.Size(), path)
 	if err != nil {
-		return nil, &ObjectError{File: path, Err: stripFileName(err, path)}
+		return nil, &ObjectError{File: path, Err: err}
 	}
 	obj := &Object{Kind: JITDump, Path: path, dump: d, Warnings: d.Warnings}
 	for _, c := range d.Code {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsnap"
 )
 
@@ -103,7 +104,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestReport(t *testing.T) {
-	obj := jitsnap.Object{Name: "workload.c-0123456789abcdef", Size: 17648, Sections: make([]jitsnap.Section, 41)}
+	obj := jitsnap.Object{Name: "workload.c-0123456789abcdef", Size: 17648, Sections: make([]elfrel.Section, 41)}
 	skip := &jitsnap.ObjectError{Entry: 0x2000, Symfile: 0x3000, Size: 10, Err: errors.New("bad")}
 	desc := jitsnap.Descriptor{Addr: 0x7fd1e84dbb50, RegisterCode: 0x7fd1e44f0810, Object: "/lib/libLLVM-14.so.1", Order: binary.LittleEndian}
 	tests := []struct {

@@ -11,6 +11,10 @@ import (
 // has no .debug_info section. Test for it with [errors.Is].
 var ErrNoDWARF = errors.New("no DWARF debug information")
 
+// ErrNotELF is wrapped by the [*FormatError] of a file that does not
+// start with the ELF magic number. Test for it with [errors.Is].
+var ErrNotELF = errors.New("not an ELF file")
+
 // A FormatError reports that an object is malformed: a header field, a
 // section or a relocation is out of range or inconsistent.
 type FormatError struct {
@@ -25,7 +29,13 @@ type FormatError struct {
 // out the parts that are unknown; the names are made safe to print (see
 // package safename).
 func (e *FormatError) Error() string {
-	s := safename.String(e.File) + ": "
+	return safename.String(e.File) + ": " + e.Reason()
+}
+
+// Reason returns the message of Error without the file name, for a
+// caller that names the file itself.
+func (e *FormatError) Reason() string {
+	s := ""
 	if e.Section != "" {
 		s += "section " + safename.String(e.Section) + ": "
 	}
@@ -38,6 +48,9 @@ func (e *FormatError) Error() string {
 	}
 	return s
 }
+
+// FileName returns the name of the object, as given to Open or NewFile.
+func (e *FormatError) FileName() string { return e.File }
 
 // Unwrap returns the underlying error, if any.
 func (e *FormatError) Unwrap() error { return e.Err }
@@ -54,7 +67,15 @@ type UnsupportedError struct {
 
 // Error returns "FILE: section SECTION: unsupported: MSG".
 func (e *UnsupportedError) Error() string {
-	s := safename.String(e.File) + ": "
+	return safename.String(e.File) + ": " + e.Reason()
+}
+
+// FileName returns the name of the object, as given to Open or NewFile.
+func (e *UnsupportedError) FileName() string { return e.File }
+
+// Reason returns the message of Error without the file name.
+func (e *UnsupportedError) Reason() string {
+	s := ""
 	if e.Section != "" {
 		s += "section " + safename.String(e.Section) + ": "
 	}

@@ -85,6 +85,13 @@ type Section struct {
 	Entsize   uint64
 }
 
+// Executable reports whether the section holds code the process runs:
+// SHF_ALLOC and SHF_EXECINSTR are both set.
+func (s *Section) Executable() bool {
+	const f = elf.SHF_ALLOC | elf.SHF_EXECINSTR
+	return s.Flags&f == f
+}
+
 // Open opens the named file with [os.Open] and reads it with [NewFile].
 // The caller must Close the returned File.
 func Open(name string) (*File, error) {
@@ -130,7 +137,7 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, &FormatError{File: name, Off: 0, Msg: "cannot read the ELF header", Err: err}
 	}
 	if !bytes.Equal(hdr[:4], []byte(elf.ELFMAG)) {
-		return nil, f.formatErr("", 0, "bad magic number %q", hdr[:4])
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("bad magic number %q", hdr[:4]), Err: ErrNotELF}
 	}
 	switch elf.Class(hdr[elf.EI_CLASS]) {
 	case elf.ELFCLASS64:
@@ -301,6 +308,11 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 		return nil // holds extended counts, not a section
 	}
 	off := tableOff + int64(i)*shdrSize
+	if f.Type == elf.ET_REL && s.Size > ^uint64(0)-s.Addr {
+		// A JIT host's load address plus the size: no object can hold
+		// a range that wraps around the address space.
+		return f.formatErr("", off+16, "section %d: address %#x + size %#x wraps around the address space", i, s.Addr, s.Size)
+	}
 	if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL {
 		if s.Offset > uint64(f.size) || s.Size > uint64(f.size)-s.Offset {
 			return f.formatErr("", off, "section %d contents [%#x, +%#x) extend past the end of the file (%d bytes)", i, s.Offset, s.Size, f.size)

@@ -102,15 +102,16 @@ type Line struct {
 }
 
 // Read reads the jitdump file in r, of the given size; name is used in
-// errors. It fails when the header is not a jitdump header; a bad record
-// later on ends the reading with a warning in Dump.Warnings.
+// errors. It fails with a *FormatError when the header is not a jitdump
+// header; a bad record later on ends the reading with a warning in
+// Dump.Warnings.
 func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	var hdr [fileHeaderSize]byte
 	if size < fileHeaderSize {
-		return nil, fmt.Errorf("%s: %d bytes: too short for a jitdump header", name, size)
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("%d bytes: too short for a jitdump header", size)}
 	}
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
-		return nil, fmt.Errorf("%s: reading the header: %w", name, err)
+		return nil, &FormatError{File: name, Msg: "reading the header", Err: err}
 	}
 	d := &Dump{}
 	switch {
@@ -119,7 +120,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	case binary.BigEndian.Uint32(hdr[:]) == Magic:
 		d.ByteOrder = binary.BigEndian
 	default:
-		return nil, fmt.Errorf("%s: bad magic %q: not a jitdump file", name, hdr[:4])
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("bad magic %q: not a jitdump file", hdr[:4])}
 	}
 	bo := d.ByteOrder
 	if v := bo.Uint32(hdr[4:]); v != 1 {
@@ -127,7 +128,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	}
 	hsize := int64(bo.Uint32(hdr[8:]))
 	if hsize < fileHeaderSize || hsize > size {
-		return nil, fmt.Errorf("%s: header size %d is outside [%d, %d]", name, hsize, fileHeaderSize, size)
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("header size %d is outside [%d, %d]", hsize, fileHeaderSize, size)}
 	}
 	d.Machine = bo.Uint32(hdr[12:])
 	d.PID = bo.Uint32(hdr[20:])

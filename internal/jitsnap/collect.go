@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // Defaults of Options.
@@ -72,7 +74,7 @@ type Object struct {
 	// Size is the size of the image (symfile_size).
 	Size uint64
 	// Sections are its section headers, the null section left out.
-	Sections []Section
+	Sections []elfrel.Section
 	// Data is the image. Collect fills it; Snapshot's Result leaves it
 	// nil.
 	Data []byte
@@ -242,7 +244,7 @@ func (c *collector) read(list []listEntry) ([]Object, []*ObjectError, error) {
 			skip(err)
 			continue
 		}
-		secs, ident, err := parseObject(data, c.d.Order)
+		secs, ident, err := checkObject(data, c.d.Order)
 		if err != nil {
 			skip(err)
 			continue

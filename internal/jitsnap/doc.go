@@ -29,8 +29,11 @@
 // headers, walks the list with process_vm_readv(2) and writes each valid
 // object as NAME.elf plus NAME.meta, exactly as the jitlistener dump
 // listener would. The target is never stopped: the list is read twice
-// per attempt and kept only when both reads agree, and every pointer,
-// size and ELF structure read from it is bounds-checked.
+// per attempt and kept only when both reads agree, and every pointer
+// and size read from it is bounds-checked. Each object is checked with
+// internal/elfrel, the reader the mapping stage opens NAME.elf with, so
+// what jitsnap writes is what pprof can read; a rejected object is
+// skipped with elfrel's typed error in its ObjectError.
 //
 // The pieces are exported for reuse and tests: Collect walks a list in
 // any Memory, WriteObject and Meta produce the files, ParseMaps reads

@@ -93,27 +93,20 @@ type ObjectError struct {
 	Entry   uint64 // address of the jit_code_entry
 	Symfile uint64 // its symfile_addr
 	Size    uint64 // its symfile_size
-	Err     error  // what is wrong; a *FormatError for a bad ELF
+	Err     error  // what is wrong; an *elfrel.FormatError or *elfrel.UnsupportedError for a bad ELF
 }
 
 // Error names the entry, its symfile and the problem.
 func (e *ObjectError) Error() string {
-	return fmt.Sprintf("entry %#x: symfile %#x size %d: %v", e.Entry, e.Symfile, e.Size, e.Err)
+	msg := e.Err.Error()
+	if r, ok := e.Err.(interface{ Reason() string }); ok {
+		msg = "invalid ELF: " + r.Reason() // the error's own name for the file is "symfile"
+	}
+	return fmt.Sprintf("entry %#x: symfile %#x size %d: %s", e.Entry, e.Symfile, e.Size, msg)
 }
 
 // Unwrap returns the problem.
 func (e *ObjectError) Unwrap() error { return e.Err }
-
-// A FormatError is a defect in a symfile's ELF structure.
-type FormatError struct {
-	Off uint64 // byte offset in the symfile where the defect is
-	Msg string // the defect
-}
-
-// Error names the offset and the defect.
-func (e *FormatError) Error() string {
-	return fmt.Sprintf("invalid ELF at offset %#x: %s", e.Off, e.Msg)
-}
 
 // classifyReadError turns a failed read of the target into an *Error
 // of the right kind: the process is gone, access is denied, or (Kind

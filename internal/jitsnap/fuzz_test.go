@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/profile"
 )
 
@@ -68,7 +70,7 @@ func fuzzSeeds() map[string]map[string][]byte {
 			"truncated":   flatImage(obj[:len(obj)/2], obj2),
 			"et-exec":     flatImage(buildELF(elf.ET_EXEC, "x.c", textAt(".text", 0x401000))),
 		},
-		"FuzzParseObject": {
+		"FuzzCheckObject": {
 			"object":    obj,
 			"two-texts": obj2,
 			"truncated": obj[:len(obj)-7],
@@ -155,33 +157,49 @@ func FuzzCollect(f *testing.F) {
 	})
 }
 
-// FuzzParseObject compares the validator with debug/elf: what it
-// accepts, debug/elf opens, with the same sections.
-func FuzzParseObject(f *testing.F) {
-	for _, b := range fuzzSeeds()["FuzzParseObject"] {
+// FuzzCheckObject checks that what jitsnap accepts, the mapping stage
+// reads: the object written with its .meta loads through profile.Load
+// with the executable sections jitsnap saw, and its ident is a safe file
+// name stem.
+func FuzzCheckObject(f *testing.F) {
+	for _, b := range fuzzSeeds()["FuzzCheckObject"] {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		secs, ident, err := parseObject(data, binary.LittleEndian)
+		secs, ident, err := checkObject(data, binary.LittleEndian)
 		if err != nil {
 			return
 		}
 		if !regexp.MustCompile(`^[A-Za-z0-9._-]+$`).MatchString(ident) || ident[0] == '.' {
 			t.Fatalf("ident %q is not a safe file name stem", ident)
 		}
-		ef, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("accepted, but debug/elf rejects it: %v", err)
+		var code []profile.Section
+		for _, s := range secs {
+			if s.Executable() && s.Addr != 0 && s.Size != 0 {
+				code = append(code, profile.Section{Name: s.Name, Start: s.Addr, Size: s.Size})
+			}
 		}
-		if ef.Type != elf.ET_REL || len(ef.Sections) != len(secs)+1 {
-			t.Fatalf("debug/elf sees type %v with %d sections, parseObject ET_REL with %d (+1 null)", ef.Type, len(ef.Sections), len(secs))
+		dir := t.TempDir()
+		if _, err := WriteObject(dir, Object{Name: ident + "-0000000000000000", Sections: secs, Data: data}); err != nil {
+			t.Fatal(err)
 		}
-		for i, s := range secs {
-			es := ef.Sections[i+1]
-			// FileSize is sh_size; Size is the uncompressed size of an
-			// SHF_COMPRESSED section.
-			if es.Name != s.Name || es.Addr != s.Addr || es.FileSize != s.Size || es.Type != s.Type || es.Flags != s.Flags {
-				t.Fatalf("section %d: parseObject %+v, debug/elf %+v", i+1, s, es.SectionHeader)
+		set, errs := profile.Load([]string{dir})
+		for _, err := range errs {
+			var fe *elfrel.FormatError
+			var ue *elfrel.UnsupportedError
+			if errors.As(err, &fe) || errors.As(err, &ue) {
+				t.Fatalf("jitsnap accepts the object, the mapping stage's reader does not: %v", err)
+			}
+		}
+		if len(errs) > 0 {
+			return // refused for what it claims (NOBITS code, kernel addresses), not for its format
+		}
+		if set.Len() != 1 || len(set.Objects[0].Sections) != len(code) {
+			t.Fatalf("the mapping stage sees %d objects, want 1 with %d code sections", set.Len(), len(code))
+		}
+		for _, s := range code {
+			if !slices.Contains(set.Objects[0].Sections, s) {
+				t.Fatalf("the mapping stage lacks code section %+v", s)
 			}
 		}
 	})

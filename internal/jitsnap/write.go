@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // File name extensions of a dumped object, as the mapping stage reads
@@ -29,7 +31,7 @@ const (
 //	]}
 //
 // byte for byte what the dump listener writes for the same object.
-func Meta(secs []Section) []byte {
+func Meta(secs []elfrel.Section) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"sections":[`)
 	first := true

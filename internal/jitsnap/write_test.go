@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/profile"
 )
 
 func TestMeta(t *testing.T) {
-	secs := []Section{
+	secs := []elfrel.Section{
 		{Name: ".text", Addr: 140675611394048, Size: 1047634},
 		{Name: ".debug_info", Size: 99}, // not loaded: left out
 		{Name: "q\"b\\s\x01\x1fé", Addr: 1, Size: 0},

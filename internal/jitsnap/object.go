@@ -1,0 +1,86 @@
+package jitsnap
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// identFallback is the ident of an object without a named STT_FILE
+// symbol, as the dump listener names it.
+const identFallback = "jit"
+
+// checkObject checks with elfrel, the reader the mapping stage opens the
+// written NAME.elf with, that data is a relocatable ELF object
+// (ELFCLASS64, x86-64 or AArch64) in byte order order whose section
+// headers and contents lie within data, and returns its sections without
+// the null section 0, and its ident: the first named STT_FILE symbol's
+// base name, as the dump listener computes it, or "jit". The error is an
+// *elfrel.FormatError or *elfrel.UnsupportedError naming the object
+// "symfile".
+func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string, error) {
+	const name = "symfile"
+	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), name)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.RequireRel(); err != nil {
+		return nil, "", err
+	}
+	if f.ByteOrder != order {
+		return nil, "", &elfrel.FormatError{File: name, Off: elf.EI_DATA,
+			Msg: fmt.Sprintf("byte order %v does not match the process's %v", f.ByteOrder, order)}
+	}
+	if len(f.Sections) == 0 {
+		return nil, "", &elfrel.FormatError{File: name, Off: 40, Msg: "no section headers"}
+	}
+	// The ident, as the dump listener computes it: the first named
+	// STT_FILE symbol. A malformed symbol table just means no ident.
+	ident := identFallback
+	errFound := errors.New("found")
+	f.EachSymbol(true, func(_ int, s *elfrel.Symbol) error {
+		if s.Type() == elf.STT_FILE && s.Name != "" {
+			ident = sanitizeIdent(llvmFilename(s.Name))
+			return errFound
+		}
+		return nil
+	})
+	return f.Sections[1:], ident, nil
+}
+
+// llvmFilename returns the last component of a path the way
+// llvm::sys::path::filename does on POSIX: "a/b.c" gives "b.c", and a
+// path ending in a separator gives ".".
+func llvmFilename(p string) string {
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		return "."
+	}
+	if i := strings.LastIndexByte(p, '/'); i >= 0 && len(p) > 1 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// sanitizeIdent reduces an ident to a file-name stem as the listener
+// does: at most 96 bytes of [A-Za-z0-9._-], anything else becoming '_',
+// and "jit" in front of an empty or dot-leading result.
+func sanitizeIdent(s string) string {
+	if len(s) > 96 {
+		s = s[:96]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		return identFallback + string(b)
+	}
+	return string(b)
+}
