@@ -73,8 +73,8 @@ func (r result) exitCode() int {
 
 // TestUsageListsPPROF_JIT_DIR checks that -h lists jitpprof's
 // environment variables in upstream's "Environment Variables" list, just
-// before its last line: if upstream's wording changes, driver/usage.go
-// must follow.
+// before its last line: if upstream's wording changes, driver/upstream.go
+// must follow (driver.TestUpstreamUsage says so first).
 func TestUsageListsPPROF_JIT_DIR(t *testing.T) {
 	r := run(pprofCmd(t, t.TempDir(), nil, "-h"))
 	out := string(r.stdout) + string(r.stderr)

@@ -22,10 +22,6 @@ import (
 // export asks upstream for that proto under a reserved output name,
 // catches it in the Writer, and converts it.
 
-// exportOutput is the reserved -output name under which upstream writes
-// the proto an export is made from. It never reaches the file system.
-const exportOutput = "jitpprof-export.internal.pb.gz"
-
 // Export formats.
 const (
 	formatFolded     = "folded"
@@ -87,14 +83,14 @@ func (r *run) commandLineExport() *export {
 	if len(formats) == 0 {
 		return nil
 	}
-	proto, output := r.flags.bools["proto"], r.flags.strings["output"]
+	proto, output := r.flags.bools[flagProto], r.flags.strings[flagOutput]
 	if proto == nil || output == nil {
 		return nil // not upstream's flag set; nothing to hook
 	}
 	if *proto || len(formats) > 1 {
 		// Two formats: make upstream say so ("must set at most one
 		// output format") by asking for a second one.
-		if raw := r.flags.bools["raw"]; raw != nil {
+		if raw := r.flags.bools[flagRaw]; raw != nil {
 			*raw = true
 		}
 	}
@@ -103,46 +99,12 @@ func (r *run) commandLineExport() *export {
 		dest:        *output,
 		sampleIndex: commandLineSampleIndex(r.flags),
 		granularity: commandLineGranularity(r.flags),
-		noInlines:   r.flags.boolFlag("noinlines"),
-		columns:     r.flags.boolFlag("showcolumns"),
+		noInlines:   r.flags.boolFlag(flagNoInlines),
+		columns:     r.flags.boolFlag(flagShowColumns),
 		title:       *f.title,
 	}
 	*proto, *output = true, exportOutput
 	return e
-}
-
-// commandLineSampleIndex returns the sample type the command line
-// selects, applying the legacy shortcuts (-inuse_space, ...) as upstream
-// does: -sample_index wins, then the first shortcut in upstream's order
-// (upstream warns about the others).
-func commandLineSampleIndex(flags *flagRecorder) string {
-	si := flags.stringFlag("sample_index")
-	for _, s := range []struct{ flag, index string }{
-		{"total_delay", "delay"},
-		{"mean_delay", "delay"},
-		{"contentions", "contentions"},
-		{"inuse_space", "inuse_space"},
-		{"inuse_objects", "inuse_objects"},
-		{"alloc_space", "alloc_space"},
-		{"alloc_objects", "alloc_objects"},
-	} {
-		if flags.boolFlag(s.flag) && si == "" {
-			si = s.index
-		}
-	}
-	return si
-}
-
-// commandLineGranularity returns the granularity the command line
-// selects: one of upstream's granularity flags, or "" for its default,
-// functions.
-func commandLineGranularity(flags *flagRecorder) string {
-	for _, g := range []string{"functions", "filefunctions", "files", "lines", "addresses"} {
-		if flags.boolFlag(g) {
-			return g
-		}
-	}
-	return flags.stringFlag("granularity")
 }
 
 // captured stores the proto upstream wrote for e.
@@ -173,7 +135,7 @@ func (e *export) finish(w Writer, ui UI) error {
 		_, err := os.Stdout.Write(out.Bytes())
 		return err
 	}
-	ui.PrintErr("Generating report in ", e.dest)
+	ui.PrintErr(reportNotice, e.dest)
 	f, err := w.Open(e.dest)
 	if err != nil {
 		return err
@@ -210,12 +172,6 @@ type captureFile struct {
 func (c *captureFile) Close() error {
 	c.e.captured(bytes.Clone(c.Bytes()))
 	return nil
-}
-
-// isExportNotice reports whether a message is upstream's notice that it
-// writes the report to the reserved name, which the user must not see.
-func isExportNotice(args []any) bool {
-	return strings.TrimSpace(fmt.Sprint(args...)) == "Generating report in "+exportOutput
 }
 
 // render writes the report of e for p.

@@ -75,15 +75,17 @@ func (f *fetcher) fetchData(src string, duration, timeout time.Duration) (data [
 		return nil, "", "", statErr
 	}
 	ui := f.run.ui
-	ui.Print("Fetching profile over HTTP from " + u)
+	ui.Print(fetchingNotice(u))
 	if duration > 0 {
-		ui.Print(fmt.Sprintf("Please wait... (%v)", duration))
+		ui.Print(waitNotice(duration))
 	}
 	data, err = fetchURL(u, timeout, f.run.transport)
 	return data, u, "", err
 }
 
-// cpuProfileHandler is the path a bare host:port source is completed with.
+// cpuProfileHandler is the path a bare host:port source is completed
+// with. Upstream pprof leaves the path empty; go tool pprof completes it
+// so, and jitpprof replaces both.
 const cpuProfileHandler = "/debug/pprof/profile"
 
 // adjustURL turns a source into the URL to fetch and the timeout to use,

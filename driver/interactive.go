@@ -3,7 +3,6 @@ package driver
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 )
 
@@ -82,9 +81,9 @@ func (u *exportUI) ReadLine(prompt string) (string, error) {
 	u.pending = e
 	u.r.setPendingExport(e)
 	u.options = &strings.Builder{}
-	u.queue = []string{strings.Join(append(append([]string{"proto"}, args...), ">", exportOutput), " ")}
+	u.queue = []string{protoCommand(args)}
 	u.eofAfter = err == io.EOF
-	return "options", nil
+	return optionsCommand, nil
 }
 
 // exportFormat returns the export format an interactive command names,
@@ -119,30 +118,16 @@ func (u *exportUI) PrintErr(args ...any) {
 	u.UI.PrintErr(args...)
 }
 
-// optionRx matches a line of upstream's "options" listing: "  name = value  #: comment".
-var optionRx = regexp.MustCompile(`^\s*(\w+)\s*=\s*(\S*)`)
-
 // applyOptions takes sample_index, granularity, noinlines and
 // showcolumns from upstream's "options" listing.
 func (e *export) applyOptions(listing string) {
-	for _, line := range strings.Split(listing, "\n") {
-		m := optionRx.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		switch v := strings.Trim(m[2], `"`); m[1] {
-		case "sample_index":
-			e.sampleIndex = v
-		case "granularity":
-			if v != "(default)" {
-				e.granularity = v
-			}
-		case "noinlines":
-			e.noInlines = v == "true"
-		case "showcolumns":
-			e.columns = v == "true"
-		}
+	opts := parseOptionsListing(listing)
+	e.sampleIndex = opts[flagSampleIndex]
+	if g := opts[optGranularity]; g != defaultGranularity {
+		e.granularity = g
 	}
+	e.noInlines = opts[flagNoInlines] == "true"
+	e.columns = opts[flagShowColumns] == "true"
 }
 
 // hasData reports whether upstream has written the export's proto.

@@ -324,22 +324,8 @@ func (j *jitStage) inProcess() bool {
 	if *j.symFlag == jitSymBinutils {
 		return false // checkFlags refused any value but these two
 	}
-	local, force := true, false
-	for _, o := range strings.Split(strings.ToLower(j.flags.stringFlag("symbolize")), ":") {
-		switch o {
-		case "none", "no":
-			return false
-		case "local", "fastlocal":
-			local = true
-		case "remote":
-			local = false
-		case "force":
-			force = true
-		case "demangle=full", "demangle=none", "demangle=templates":
-			force = true
-		}
-	}
-	return local && !force
+	m := parseSymbolize(j.flags.stringFlag(flagSymbolize))
+	return m.local && !m.force
 }
 
 // symbolize symbolizes the JIT mappings of p in process. Objects the

@@ -84,14 +84,9 @@ func (r *run) prefetch(p *profile.Profile) {
 	if r.tool == nil {
 		return
 	}
-	force := false
-	for _, o := range strings.Split(strings.ToLower(r.flags.stringFlag("symbolize")), ":") {
-		switch o {
-		case "none", "no", "remote":
-			return
-		case "force":
-			force = true
-		}
+	mode := parseSymbolize(r.flags.stringFlag(flagSymbolize))
+	if !mode.local {
+		return
 	}
 	addrs := make(map[*profile.Mapping][]uint64)
 	for _, l := range p.Location {
@@ -100,7 +95,7 @@ func (r *run) prefetch(p *profile.Profile) {
 		}
 	}
 	for _, m := range p.Mapping {
-		if m.File == "" || m.Unsymbolizable() || (!force && (m.HasFunctions || m.HasFilenames || m.HasLineNumbers)) {
+		if m.File == "" || m.Unsymbolizable() || (!mode.force && (m.HasFunctions || m.HasFilenames || m.HasLineNumbers)) {
 			continue
 		}
 		r.tool.Prefetch(m.File, m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])

@@ -20,8 +20,8 @@
 //
 // Each symfile is the object as a relocatable (ET_REL) ELF whose section
 // headers carry the sections' load addresses: what the mapping stage of
-// this module reads as NAME.elf (see profile.Load and
-// doc/JIT-PROFILING.md section 3).
+// this module reads as NAME.elf (see profile.Load and the format in
+// doc/jit-hosts.md).
 //
 // Snapshot finds __jit_debug_descriptor in the symbol tables of the
 // files the process has mapped (with Debian's LLVM, in the .dynsym of
