@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/perfdata"
+	"github.com/jitpprof/pprof/internal/regfile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -171,7 +172,7 @@ func isPerfFile(path string) bool {
 // not package) and runs the JIT stage on it, with the jitdump files the
 // recorded processes mapped and their perf maps, if they are still here.
 func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
-	fd, err := jprofile.OpenRegular(path)
+	fd, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}

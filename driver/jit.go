@@ -15,6 +15,7 @@ import (
 	"github.com/jitpprof/pprof/internal/jitsnap"
 	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/oncemap"
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -454,7 +455,7 @@ func copyJITDump(pid int, dir string) string {
 
 // copyRegular copies the regular file src to the new file dst.
 func copyRegular(src, dst string) error {
-	in, err := jprofile.OpenRegular(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}

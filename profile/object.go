@@ -14,6 +14,7 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/perfmap"
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
@@ -300,7 +301,7 @@ func readELFSections(path string) ([]elfSection, error) {
 // every loaded executable section of the ELF is listed.
 func checkMeta(path string, elfSecs []elfSection) error {
 	fail := func(err error) error { return &ObjectError{File: path, Err: err} }
-	f, err := OpenRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -365,9 +366,9 @@ func unwrapPathError(err error) error {
 }
 
 // openELF opens the ELF file at path with elfrel, if it is a regular
-// file (see OpenRegular); the caller closes fd.
+// file (see regfile.Open); the caller closes fd.
 func openELF(path string) (f *elfrel.File, fd *os.File, err error) {
-	fd, err = OpenRegular(path)
+	fd, err = regfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

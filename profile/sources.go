@@ -15,6 +15,7 @@ import (
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/perfmap"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // A Kind is the kind of file a JIT object is read from: the three JIT
@@ -245,7 +246,7 @@ func (o *Object) OpenSource() (*SourceReader, error) {
 	if o.perfMap == nil && o.dump == nil {
 		return nil, fmt.Errorf("%s: a %v is not read as a source of frames", o.Path, o.Kind)
 	}
-	f, err := OpenRegular(o.Path)
+	f, err := regfile.Open(o.Path)
 	if err != nil {
 		return nil, &ObjectError{File: o.Path, Err: err}
 	}
@@ -351,7 +352,7 @@ func SplitV8Name(name string) (fn, file string, line int, ok bool) {
 
 // loadPerfMap reads a perf map's ranges into an Object.
 func loadPerfMap(path string) (*Object, error) {
-	f, err := OpenRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
@@ -382,7 +383,7 @@ func loadPerfMap(path string) (*Object, error) {
 
 // loadJITDump reads a jitdump file's final state into an Object.
 func loadJITDump(path string) (*Object, error) {
-	f, err := OpenRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
@@ -407,27 +408,4 @@ func loadJITDump(path string) (*Object, error) {
 		return nil, &ObjectError{File: path, Err: fmt.Errorf("no code loaded")}
 	}
 	return obj, nil
-}
-
-// OpenRegular opens path for reading if it is a regular file, without
-// blocking on anything else (a FIFO named like a JIT file would block an
-// ordinary open forever), and checks again once it is open. Its errors do
-// not repeat the path.
-func OpenRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonblock, 0)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("not a regular file once opened")
-	}
-	return f, nil
 }

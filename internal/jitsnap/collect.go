@@ -1,8 +1,10 @@
 package jitsnap
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -13,11 +15,11 @@ import (
 const (
 	// DefaultMaxEntries bounds the list length (a million objects).
 	DefaultMaxEntries = 1 << 20
-	// DefaultMaxObjectSize bounds one symfile (1 GiB; LLVM's largest
+	// DefaultMaxObjectSize bounds one symfile (256 MiB; LLVM's largest
 	// reported debug objects are tens of MiB).
-	DefaultMaxObjectSize = 1 << 30
-	// DefaultMaxTotalSize bounds all symfiles together (8 GiB).
-	DefaultMaxTotalSize = 8 << 30
+	DefaultMaxObjectSize = 256 << 20
+	// DefaultMaxTotalSize bounds all symfiles together (4 GiB).
+	DefaultMaxTotalSize = 4 << 30
 	// DefaultAttempts is how often the list is read before giving up.
 	DefaultAttempts = 10
 )
@@ -29,11 +31,12 @@ type Options struct {
 	// error. 0 means DefaultMaxEntries.
 	MaxEntries int
 	// MaxObjectSize is the largest symfile kept; larger ones are
-	// skipped. 0 means DefaultMaxObjectSize (1 GiB).
+	// skipped. 0 means DefaultMaxObjectSize (256 MiB).
 	MaxObjectSize uint64
-	// MaxTotalSize bounds the bytes of all symfiles together, which a
-	// snapshot holds in memory until the list is known to be stable.
-	// 0 means DefaultMaxTotalSize (8 GiB).
+	// MaxTotalSize bounds the bytes of all symfiles together: what a
+	// snapshot writes. (Memory does not grow with it: symfiles are
+	// checked, hashed and copied from the target a chunk at a time.)
+	// 0 means DefaultMaxTotalSize (4 GiB).
 	MaxTotalSize uint64
 	// Attempts is how many times the list is read before giving up on
 	// it changing. 0 means DefaultAttempts.
@@ -75,9 +78,63 @@ type Object struct {
 	Size uint64
 	// Sections are its section headers, the null section left out.
 	Sections []elfrel.Section
-	// Data is the image. Collect fills it; Snapshot's Result leaves it
-	// nil.
+	// Data is the image, for an Object built by the caller. Collect
+	// leaves it nil: WriteObject then copies the image from the target
+	// a chunk at a time, and checks it still has the hash in Name.
 	Data []byte
+
+	mem  Memory // the target, for an object from Collect
+	hash uint64 // the image's xxHash64, for an object from Collect
+}
+
+// copyChunk is how much of a symfile is read from the target at a time,
+// to check, hash, compare or copy it: a snapshot's memory does not grow
+// with the size of the objects.
+const copyChunk = 1 << 20
+
+// image returns a reader of obj's image and its size.
+func (obj *Object) image() (io.ReaderAt, int64) {
+	if obj.Data != nil || obj.mem == nil {
+		return bytes.NewReader(obj.Data), int64(len(obj.Data))
+	}
+	return &memImage{mem: obj.mem, addr: obj.Addr, size: obj.Size}, int64(obj.Size)
+}
+
+// memImage reads a symfile in the target's memory as a file.
+type memImage struct {
+	mem  Memory
+	addr uint64
+	size uint64
+}
+
+func (m *memImage) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || uint64(off) >= m.size {
+		return 0, io.EOF
+	}
+	n := min(uint64(len(p)), m.size-uint64(off))
+	if err := m.mem.ReadMemory(m.addr+uint64(off), p[:n]); err != nil {
+		return 0, err
+	}
+	if n < uint64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+// hash returns the xxHash64 of the image, read a chunk at a time.
+func (m *memImage) hash() (uint64, error) {
+	var d xxDigest
+	d.Reset()
+	buf := make([]byte, min(m.size, copyChunk))
+	for off := uint64(0); off < m.size; {
+		chunk := buf[:min(uint64(len(buf)), m.size-off)]
+		if err := m.mem.ReadMemory(m.addr+off, chunk); err != nil {
+			return 0, err
+		}
+		d.Write(chunk)
+		off += uint64(len(chunk))
+	}
+	return d.Sum64(), nil
 }
 
 // listEntry is one jit_code_entry as read.
@@ -236,22 +293,26 @@ func (c *collector) read(list []listEntry) ([]Object, []*ObjectError, error) {
 				Hint: "raise the total size limit if the machine has the memory"}
 		}
 		total += e.Size
-		data := make([]byte, e.Size)
-		if err := c.mem.ReadMemory(e.Symfile, data); err != nil {
-			if ce := classifyReadError("reading symfile", e.Symfile, err); ce.Kind != ErrCorrupt {
-				return nil, nil, ce
+		img := &memImage{mem: c.mem, addr: e.Symfile, size: e.Size}
+		secs, ident, err := checkImage(img, int64(e.Size), c.d.Order)
+		var hash uint64
+		if err == nil {
+			hash, err = img.hash()
+		}
+		if err != nil {
+			var re *ReadError
+			if errors.As(err, &re) {
+				if ce := classifyReadError("reading symfile", e.Symfile, err); ce.Kind != ErrCorrupt {
+					return nil, nil, ce
+				}
 			}
 			skip(err)
 			continue
 		}
-		secs, ident, err := checkObject(data, c.d.Order)
-		if err != nil {
-			skip(err)
-			continue
-		}
 		objs = append(objs, Object{
-			Name:  fmt.Sprintf("%s-%016x", ident, xxHash64(data)),
-			Entry: e.Addr, Addr: e.Symfile, Size: e.Size, Sections: secs, Data: data,
+			Name:  fmt.Sprintf("%s-%016x", ident, hash),
+			Entry: e.Addr, Addr: e.Symfile, Size: e.Size, Sections: secs,
+			mem: c.mem, hash: hash,
 		})
 	}
 	return objs, skipped, nil

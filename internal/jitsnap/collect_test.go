@@ -26,7 +26,7 @@ func TestCollectValid(t *testing.T) {
 	}
 	for i, want := range [][]byte{objA, objB} {
 		o := objs[i]
-		if string(o.Data) != string(want) {
+		if string(imageBytes(t, o)) != string(want) {
 			t.Errorf("object %d: data differs from the symfile", i)
 		}
 		if o.Entry != entryAddr(i) || o.Size != uint64(len(want)) {
@@ -74,7 +74,7 @@ func TestCollectSkips(t *testing.T) {
 		{
 			name: "huge symfile_size", bad: testObject(0x7f0000002000),
 			corrupt: func(im *image, bad *uint64) { im.put64(entryAddr(1)+24, 1<<62) },
-			want:    "larger than the 1073741824-byte limit",
+			want:    "larger than the 268435456-byte limit",
 		},
 		{
 			name: "size above Options.MaxObjectSize",

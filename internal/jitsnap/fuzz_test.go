@@ -134,7 +134,7 @@ func FuzzCollect(f *testing.F) {
 		}
 		for _, o := range objs {
 			if o.Addr < flatBase || o.Addr-flatBase+o.Size > uint64(len(data)) ||
-				!bytes.Equal(o.Data, data[o.Addr-flatBase:o.Addr-flatBase+o.Size]) {
+				!bytes.Equal(imageBytes(t, o), data[o.Addr-flatBase:o.Addr-flatBase+o.Size]) {
 				t.Fatalf("object %s at %#x size %d is not the image's bytes", o.Name, o.Addr, o.Size)
 			}
 			if !namePattern.MatchString(o.Name) {

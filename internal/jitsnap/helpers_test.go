@@ -6,9 +6,21 @@ import (
 	"fmt"
 	"slices"
 	"syscall"
+	"testing"
 
 	"github.com/jitpprof/pprof/internal/elftest"
 )
+
+// imageBytes reads the whole image of obj, from its Data or the target.
+func imageBytes(t testing.TB, obj Object) []byte {
+	t.Helper()
+	r, size := obj.image()
+	b := make([]byte, size)
+	if _, err := r.ReadAt(b, 0); err != nil && size > 0 {
+		t.Fatalf("reading the image of %s: %v", obj.Name, err)
+	}
+	return b
+}
 
 // image is a synthetic address space for tests: regions of bytes at
 // fixed addresses, read like a process's memory.

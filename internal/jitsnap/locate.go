@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // Names of LLVM's GDB JIT interface symbols (llvm/lib/ExecutionEngine/
@@ -45,7 +47,7 @@ type segment struct {
 }
 
 // loadSegments returns the PT_LOAD segments of f.
-func loadSegments(f *elf.File) []segment {
+func loadSegments(f *elfrel.File) []segment {
 	var segs []segment
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD {
@@ -152,27 +154,46 @@ type symbol struct {
 	Value, Size uint64
 }
 
+// maxSymbolNames bounds the string table findSymbols reads: LLVM linked
+// statically into a host with its .symtab has some 100 MiB of names.
+const maxSymbolNames = 512 << 20
+
 // findSymbols looks up names among the defined symbols of f's .dynsym
 // and .symtab (either may be missing; a stripped shared library has only
-// .dynsym, a static executable only .symtab if any). It reads the whole
-// table, so .symtab, which can be large, only if .dynsym lacks a name.
-func findSymbols(f *elf.File, names ...string) (map[string]symbol, error) {
+// .dynsym, a static executable only .symtab if any). It reads .symtab,
+// which can be large, only if .dynsym lacks a name, and a table's
+// string table only if it is at most limit bytes; entries are read a
+// chunk at a time and only the matches kept.
+func findSymbols(f *elfrel.File, limit uint64, names ...string) (map[string]symbol, error) {
 	found := map[string]symbol{}
-	for _, get := range []func() ([]elf.Symbol, error){f.DynamicSymbols, f.Symbols} {
+	for _, typ := range []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_SYMTAB} {
 		if len(found) == len(names) {
 			break
 		}
-		syms, err := get()
-		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-			return nil, err
+		i := slices.IndexFunc(f.Sections, func(s elfrel.Section) bool { return s.Type == typ })
+		if i < 0 {
+			continue
 		}
-		for _, s := range syms {
-			if s.Section == elf.SHN_UNDEF || s.Value == 0 {
-				continue
+		strtab := &f.Sections[f.Sections[i].Link] // Link validated by elfrel
+		if strtab.Size > limit {
+			return nil, &elfrel.FormatError{File: f.Name, Section: f.Sections[i].Name, Off: -1,
+				Msg: fmt.Sprintf("its string table %s claims %d bytes, more than the %d the file can hold (sparse, or not a real symbol table)", strtab.Name, strtab.Size, limit)}
+		}
+		each := f.EachSymbol
+		if typ == elf.SHT_DYNSYM {
+			each = f.EachDynamicSymbol
+		}
+		err := each(true, func(_ int, s *elfrel.Symbol) error {
+			if s.Shndx == elf.SHN_UNDEF || s.Value == 0 {
+				return nil
 			}
 			if _, dup := found[s.Name]; !dup && slices.Contains(names, s.Name) {
 				found[s.Name] = symbol{Value: s.Value, Size: s.Size}
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return found, nil

@@ -2,11 +2,16 @@ package jitsnap
 
 import (
 	"debug/elf"
-	"errors"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -196,15 +201,12 @@ func TestLoadBiasLLVMDescriptor(t *testing.T) {
 const libLLVM14 = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
 
 func TestFindSymbolsLibLLVM(t *testing.T) {
-	f, err := elf.Open(libLLVM14)
+	f, err := elfrel.Open(libLLVM14)
 	if err != nil {
 		testenv.Missing(t, libLLVM14, "apt-get install libllvm14")
 	}
 	defer f.Close()
-	if _, err := f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
-		t.Logf("%s has a .symtab (%v); the test is meant for the stripped library", libLLVM14, err)
-	}
-	got, err := findSymbols(f, descriptorSymbol, registerCodeSymbol, "no_such_symbol")
+	got, err := findSymbols(f, maxSymbolNames, descriptorSymbol, registerCodeSymbol, "no_such_symbol")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +219,76 @@ func TestFindSymbolsLibLLVM(t *testing.T) {
 	if _, ok := got["no_such_symbol"]; ok {
 		t.Errorf("found no_such_symbol, want nothing")
 	}
+	// debug/elf, an independent reader, agrees.
+	ef, err := elf.Open(libLLVM14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	dyn, err := ef.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{descriptorSymbol, registerCodeSymbol} {
+		i := slices.IndexFunc(dyn, func(s elf.Symbol) bool { return s.Name == name && s.Section != elf.SHN_UNDEF })
+		if i < 0 || dyn[i].Value != got[name].Value || dyn[i].Size != got[name].Size {
+			t.Errorf("%s: findSymbols %+v, debug/elf %+v", name, got[name], dyn[max(i, 0)])
+		}
+	}
 	segs := loadSegments(f)
 	if len(segs) < 2 || !segs[0].Exec {
 		t.Errorf("got PT_LOAD segments %+v, want text and data", segs)
+	}
+}
+
+// TestFindSymbolsSparse: a mapped file whose string table claims more
+// than the file holds (a sparse file of holes) is refused, naming it,
+// without reading the claim into memory.
+func TestFindSymbolsSparse(t *testing.T) {
+	data := buildELF(elf.ET_DYN, "lib.c", textAt(".text", 0x1000))
+	path := filepath.Join(t.TempDir(), "libsparse.so")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfrel.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strtab := f.Sections[slices.IndexFunc(f.Sections, func(s elfrel.Section) bool { return s.Type == elf.SHT_SYMTAB })].Link
+	shoff := binary.LittleEndian.Uint64(data[40:])
+	f.Close()
+	const claim = 1 << 30
+	// The string table moves to the end of a 1 GiB file of holes.
+	hdr := shoff + uint64(strtab)*64
+	binary.LittleEndian.PutUint64(data[hdr+24:], 1<<20)
+	binary.LittleEndian.PutUint64(data[hdr+32:], claim)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 1<<20+claim); err != nil {
+		t.Fatal(err)
+	}
+	f, err = elfrel.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := regfile.Allocated(fi)
+	if !ok {
+		t.Skip("the file system does not report allocated blocks")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = findSymbols(f, min(maxSymbolNames, uint64(n)), descriptorSymbol)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "libsparse.so") || !strings.Contains(err.Error(), "more than the") {
+		t.Errorf("findSymbols on a sparse file: %v, want an error naming it", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("findSymbols allocated %d bytes", alloc)
 	}
 }

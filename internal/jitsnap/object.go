@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -15,17 +16,23 @@ import (
 // symbol, as the dump listener names it.
 const identFallback = "jit"
 
-// checkObject checks with elfrel, the reader the mapping stage opens the
-// written NAME.elf with, that data is a relocatable ELF object
-// (ELFCLASS64, x86-64 or AArch64) in byte order order whose section
-// headers and contents lie within data, and returns its sections without
-// the null section 0, and its ident: the first named STT_FILE symbol's
-// base name, as the dump listener computes it, or "jit". The error is an
-// *elfrel.FormatError or *elfrel.UnsupportedError naming the object
-// "symfile".
+// checkObject is checkImage for an image in memory.
 func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string, error) {
+	return checkImage(bytes.NewReader(data), int64(len(data)), order)
+}
+
+// checkImage checks with elfrel, the reader the mapping stage opens the
+// written NAME.elf with, that the size-byte image r is a relocatable ELF
+// object (ELFCLASS64, x86-64 or AArch64) in byte order order whose section
+// headers and contents lie within the image, and returns its sections
+// without the null section 0, and its ident: the first named STT_FILE
+// symbol's base name, as the dump listener computes it, or "jit" (also
+// when the symbol table's names take more than maxIdentNames bytes). The
+// error is an *elfrel.FormatError or *elfrel.UnsupportedError naming the
+// object "symfile".
+func checkImage(r io.ReaderAt, size int64, order binary.ByteOrder) ([]elfrel.Section, string, error) {
 	const name = "symfile"
-	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), name)
+	f, err := elfrel.NewFile(r, size, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -42,6 +49,9 @@ func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string,
 	// The ident, as the dump listener computes it: the first named
 	// STT_FILE symbol. A malformed symbol table just means no ident.
 	ident := identFallback
+	if n := symbolNamesSize(f); n > maxIdentNames {
+		return f.Sections[1:], ident, nil
+	}
 	errFound := errors.New("found")
 	f.EachSymbol(true, func(_ int, s *elfrel.Symbol) error {
 		if s.Type() == elf.STT_FILE && s.Name != "" {
@@ -51,6 +61,21 @@ func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string,
 		return nil
 	})
 	return f.Sections[1:], ident, nil
+}
+
+// maxIdentNames bounds the string table read for the ident: a JIT
+// object's names take kilobytes to a few MiB.
+const maxIdentNames = 64 << 20
+
+// symbolNamesSize returns the size of the string table of f's symbol
+// table, or 0.
+func symbolNamesSize(f *elfrel.File) uint64 {
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_SYMTAB {
+			return f.Sections[s.Link].Size // Link validated by elfrel
+		}
+	}
+	return 0
 }
 
 // llvmFilename returns the last component of a path the way

@@ -12,6 +12,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // Snapshot copies every JIT object that process pid registered with the
@@ -122,7 +125,7 @@ func openProcess(pid int) (*process, error) {
 	}
 	exePath := fmt.Sprintf("/proc/%d/exe", pid)
 	p.exe, _ = os.Readlink(exePath)
-	f, err := os.Open(exePath)
+	f, err := regfile.Open(exePath)
 	if err != nil {
 		return nil, fail("opening "+exePath, err)
 	}
@@ -248,20 +251,27 @@ func (p *process) examine(m Mapping) (*examined, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var magic [4]byte
-	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
-		return nil, nil
-	}
-	ef, err := elf.NewFile(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if ef.Class != elf.ELFCLASS64 {
-		return nil, nil
+	ef, err := elfrel.NewFile(f, fi.Size(), path)
+	var unsupported *elfrel.UnsupportedError
+	if errors.Is(err, elfrel.ErrNotELF) || errors.As(err, &unsupported) {
+		return nil, nil // fonts, locale archives, 32-bit code: not where the interface is
 	}
-	syms, err := findSymbols(ef, descriptorSymbol, registerCodeSymbol)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading symbols: %w", path, err)
+		return nil, err // names the file
+	}
+	// Symbol names are read only up to what the file really holds: a
+	// sparse file's headers can claim gigabytes of holes.
+	limit := uint64(maxSymbolNames)
+	if n, ok := regfile.Allocated(fi); ok {
+		limit = min(limit, uint64(n))
+	}
+	syms, err := findSymbols(ef, limit, descriptorSymbol, registerCodeSymbol)
+	if err != nil {
+		return nil, err
 	}
 	return &examined{path: path, syms: syms, segs: loadSegments(ef)}, nil
 }
@@ -286,8 +296,11 @@ func (p *process) openMapped(m Mapping) (*os.File, string, error) {
 	}
 	var errs []string
 	for _, name := range names {
-		f, err := os.Open(name)
+		// Never blocks: the target may have put a FIFO in the file's
+		// place.
+		f, err := regfile.Open(name)
 		if err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
 			errs = append(errs, err.Error())
 			continue
 		}

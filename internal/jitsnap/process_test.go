@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/testenv"
 	"github.com/jitpprof/pprof/profile"
 )
@@ -210,12 +211,12 @@ func checkDescriptor(t *testing.T, pid int, res *Result) {
 	}
 	d := res.Descriptors[0]
 	t.Logf("%s at %#x, %s at %#x, in %s", descriptorSymbol, d.Addr, registerCodeSymbol, d.RegisterCode, d.Object)
-	f, err := elf.Open(d.Object)
+	f, err := elfrel.Open(d.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	syms, err := findSymbols(f, descriptorSymbol)
+	syms, err := findSymbols(f, maxSymbolNames, descriptorSymbol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,4 +517,64 @@ func waitZombie(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("process %d did not become a zombie", pid)
+}
+
+// TestOpenMappedFIFO: a process can replace a file it has mapped by a
+// FIFO of the same name; opening the name again must not block jitsnap.
+// The mapped file is still reached through /proc/PID/map_files when the
+// caller may read it (root), and otherwise the file is reported.
+func TestOpenMappedFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "libmapped.so")
+	if err := os.WriteFile(path, bytes.Repeat([]byte{0xc3}, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(int(fd.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_PRIVATE)
+	fd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	p := &process{pid: os.Getpid()}
+	if err := p.readMaps(); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.maps, func(m Mapping) bool { return m.Path == path })
+	if i < 0 {
+		t.Fatalf("%s is not in /proc/self/maps", path)
+	}
+	m := p.maps[i]
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, _, err := p.openMapped(m)
+		if err == nil {
+			fi, serr := f.Stat()
+			if ino, ok := fileInode(fi); serr != nil || !ok || ino != m.Inode {
+				err = fmt.Errorf("opened inode %d, want the mapped %d", ino, m.Inode)
+			}
+			f.Close()
+		} else if !strings.Contains(err.Error(), "not a regular file") {
+			err = fmt.Errorf("error does not say the name is no longer a regular file: %w", err)
+		} else {
+			err = nil
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("openMapped blocked on the FIFO put in the mapped file's place")
+	}
 }

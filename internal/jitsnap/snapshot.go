@@ -1,6 +1,7 @@
 package jitsnap
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -20,7 +21,8 @@ type Result struct {
 	// from an earlier snapshot or the dump listener. Their Data is nil.
 	Unchanged []Object
 	// Skipped are the list entries that were not saved, with the
-	// reason; their symfiles were unreadable or not valid objects.
+	// reason; their symfiles were unreadable or not valid objects, or
+	// changed while they were copied.
 	Skipped []*ObjectError
 }
 
@@ -44,7 +46,19 @@ func save(res *Result, objs []Object) error {
 		}
 		done[obj.Name] = true
 		written, err := WriteObject(res.Dir, obj)
-		if err != nil {
+		var re *ReadError
+		switch {
+		case errors.As(err, &re):
+			ce := classifyReadError("reading symfile", obj.Addr, err)
+			if ce.Kind != ErrCorrupt {
+				ce.PID = res.PID
+				return ce
+			}
+			fallthrough // unmapped since it was checked: freed by the JIT
+		case errors.Is(err, errChanged):
+			res.Skipped = append(res.Skipped, &ObjectError{Entry: obj.Entry, Symfile: obj.Addr, Size: obj.Size, Err: err})
+			continue
+		case err != nil:
 			return &Error{PID: res.PID, Kind: ErrWrite, Addr: obj.Addr,
 				Msg: fmt.Sprintf("saving the object at %#x as %s", obj.Addr, obj.Name), Err: err}
 		}

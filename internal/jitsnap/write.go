@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // File name extensions of a dumped object, as the mapping stage reads
@@ -81,7 +82,10 @@ func writeJSONString(b *bytes.Buffer, s string) {
 // left untouched. Each file is written to a temporary name in dir,
 // synced and renamed into place, .elf before .meta, so a reader that sees
 // NAME.meta finds NAME.elf complete, and a crash leaves no partial file
-// under either name. dir must exist.
+// under either name. Something other than a regular file under either
+// name (a FIFO, say) is never opened, only replaced. An object from
+// Collect is copied from the target a chunk at a time and must still
+// have the hash in its name. dir must exist.
 func WriteObject(dir string, obj Object) (written bool, err error) {
 	if obj.Name == "" || obj.Name != filepath.Base(obj.Name) || obj.Name[0] == '.' {
 		return false, fmt.Errorf("object name %q is not a plain file name", obj.Name)
@@ -89,18 +93,25 @@ func WriteObject(dir string, obj Object) (written bool, err error) {
 	elfPath := filepath.Join(dir, obj.Name+ElfExt)
 	metaPath := filepath.Join(dir, obj.Name+MetaExt)
 	meta := Meta(obj.Sections)
+	img, size := obj.image()
+	var want *uint64
+	if obj.mem != nil && obj.Data == nil {
+		want = &obj.hash
+	}
 	for _, f := range []struct {
 		path string
-		data []byte
-	}{{elfPath, obj.Data}, {metaPath, meta}} {
-		same, err := sameContents(f.path, f.data)
+		r    io.ReaderAt
+		size int64
+		hash *uint64
+	}{{elfPath, img, size, want}, {metaPath, bytes.NewReader(meta), int64(len(meta)), nil}} {
+		same, err := sameContents(f.path, f.r, f.size)
 		if err != nil {
 			return written, err
 		}
 		if same {
 			continue
 		}
-		if err := writeAtomically(f.path, f.data); err != nil {
+		if err := writeAtomically(f.path, f.r, f.size, f.hash); err != nil {
 			return written, err
 		}
 		written = true
@@ -108,31 +119,37 @@ func WriteObject(dir string, obj Object) (written bool, err error) {
 	return written, nil
 }
 
-// sameContents reports whether the file at path exists and holds
-// exactly data.
-func sameContents(path string, data []byte) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+// sameContents reports whether the file at path is a regular file that
+// holds exactly the size bytes of r. It compares a chunk at a time, and
+// opens nothing but a regular file.
+func sameContents(path string, r io.ReaderAt, size int64) (bool, error) {
+	f, err := regfile.Open(path)
+	var notRegular *regfile.NotRegularError
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &notRegular) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return false, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+	if fi.Size() != size {
 		return false, nil
 	}
-	buf := make([]byte, min(len(data), 1<<20))
-	for off := 0; off < len(data); {
-		n, err := io.ReadFull(f, buf[:min(len(buf), len(data)-off)])
-		if err != nil {
+	have := make([]byte, min(size, copyChunk))
+	want := make([]byte, len(have))
+	for off := int64(0); off < size; {
+		n := min(int64(len(have)), size-off)
+		if _, err := io.ReadFull(f, have[:n]); err != nil {
 			return false, fmt.Errorf("comparing with %s: %w", path, err)
 		}
-		if !bytes.Equal(buf[:n], data[off:off+n]) {
+		if _, err := r.ReadAt(want[:n], off); err != nil && !(errors.Is(err, io.EOF) && off+n == size) {
+			return false, err
+		}
+		if !bytes.Equal(have[:n], want[:n]) {
 			return false, nil
 		}
 		off += n
@@ -140,10 +157,15 @@ func sameContents(path string, data []byte) (bool, error) {
 	return true, nil
 }
 
-// writeAtomically writes data to path through a temporary file in the
-// same directory (named ".NAME.*.tmp", which the mapping stage ignores)
-// and rename(2).
-func writeAtomically(path string, data []byte) (err error) {
+// errChanged is why an object is not saved whose bytes in the target
+// changed between the time it was checked and the time it was copied.
+var errChanged = errors.New("its bytes changed in the target while they were copied (the JIT freed or rewrote it)")
+
+// writeAtomically copies the size bytes of r to path through a
+// temporary file in the same directory (named ".NAME.*.tmp", which the
+// mapping stage ignores) and rename(2), a chunk at a time. With hash, the
+// bytes copied must have that xxHash64.
+func writeAtomically(path string, r io.ReaderAt, size int64, hash *uint64) (err error) {
 	dir, base := filepath.Split(path)
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
@@ -158,8 +180,22 @@ func writeAtomically(path string, data []byte) (err error) {
 	if err := tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
+	var d xxDigest
+	d.Reset()
+	buf := make([]byte, min(size, copyChunk))
+	for off := int64(0); off < size; {
+		chunk := buf[:min(int64(len(buf)), size-off)]
+		if _, err := r.ReadAt(chunk, off); err != nil && !(errors.Is(err, io.EOF) && off+int64(len(chunk)) == size) {
+			return err
+		}
+		d.Write(chunk)
+		if _, err := tmp.Write(chunk); err != nil {
+			return err
+		}
+		off += int64(len(chunk))
+	}
+	if hash != nil && d.Sum64() != *hash {
+		return errChanged
 	}
 	if err := tmp.Sync(); err != nil {
 		return err

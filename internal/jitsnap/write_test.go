@@ -1,15 +1,19 @@
 package jitsnap
 
 import (
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/elftest"
 	"github.com/jitpprof/pprof/profile"
 )
 
@@ -84,6 +88,18 @@ func TestWriteObject(t *testing.T) {
 			os.WriteFile(elfPath, b, 0o644)
 		}, wantWritten: true, wantTouched: []string{elfPath}},
 		{name: "elf truncated", before: func() { os.Truncate(elfPath, 10) }, wantWritten: true, wantTouched: []string{elfPath}},
+		{name: "FIFOs in their place", before: func() {
+			// Opening one to compare would block forever: they must be
+			// replaced without being opened.
+			for _, p := range []string{elfPath, metaPath} {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.Mkfifo(p, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, wantWritten: true, wantTouched: []string{elfPath, metaPath}},
 	}
 	for i, s := range steps {
 		if i > 0 {
@@ -108,7 +124,7 @@ func TestWriteObject(t *testing.T) {
 			}
 		}
 	}
-	if b, _ := os.ReadFile(elfPath); string(b) != string(obj.Data) {
+	if b, _ := os.ReadFile(elfPath); string(b) != string(imageBytes(t, obj)) {
 		t.Errorf("%s does not hold the object", elfPath)
 	}
 	if b, _ := os.ReadFile(metaPath); string(b) != string(Meta(obj.Sections)) {
@@ -187,5 +203,56 @@ func TestSave(t *testing.T) {
 	err := save(&Result{PID: 42, Dir: filepath.Join(file, "sub")}, []Object{a})
 	if !errors.Is(err, ErrWrite) {
 		t.Errorf("got %v, want an ErrWrite", err)
+	}
+}
+
+// TestWriteObjectChanged: an object whose bytes in the target change
+// after Collect checked them is not saved under the name of the old
+// bytes.
+func TestWriteObjectChanged(t *testing.T) {
+	im, d := listImage(testObject(0x7f0000001000))
+	objs, _, err := Options{}.Collect(im, im.mappings(), d)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("Collect: %d objects, %v", len(objs), err)
+	}
+	obj := objs[0]
+	for _, r := range im.regions {
+		if r.addr <= obj.Addr && obj.Addr < r.addr+uint64(len(r.data)) {
+			r.data[obj.Addr-r.addr+obj.Size-1] ^= 0xff
+		}
+	}
+	dir := t.TempDir()
+	if _, err := WriteObject(dir, obj); !errors.Is(err, errChanged) {
+		t.Errorf("WriteObject of a changed object: %v, want %v", err, errChanged)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+		t.Errorf("left %v", names)
+	}
+}
+
+// TestCollectMemoryBounded: checking, hashing and writing a large
+// symfile allocates a few chunks, not the symfile's size.
+func TestCollectMemoryBounded(t *testing.T) {
+	const size = 64 << 20
+	obj := buildELF(elf.ET_REL, "big.c", textAt(".text", 0x7f0000001000),
+		elftest.Section{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: make([]byte, size)})
+	im, d := listImage(obj)
+	dir := t.TempDir()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	objs, _, err := Options{}.Collect(im, im.mappings(), d)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("Collect: %d objects, %v", len(objs), err)
+	}
+	if _, err := WriteObject(dir, objs[0]); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/8 {
+		t.Errorf("Collect and WriteObject of a %d MiB symfile allocated %d MiB", size>>20, alloc>>20)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, objs[0].Name+ElfExt)); err != nil || fi.Size() != int64(len(obj)) {
+		t.Errorf("written object: %v, %v; want %d bytes", fi, err, len(obj))
 	}
 }

@@ -18,31 +18,71 @@ const (
 // llvm::xxHash64 computes. The dump listener (jitlistener/) names its
 // files after it, so a snapshot of the same object gets the same name.
 func xxHash64(b []byte) uint64 {
-	n := uint64(len(b))
-	var h uint64
-	if len(b) >= 32 {
-		p1, p2 := xxPrime1, xxPrime2 // variables: the sums wrap
-		v1 := p1 + p2
-		v2 := p2
-		v3 := uint64(0)
-		v4 := -p1
-		for len(b) >= 32 {
-			v1 = xxRound(v1, binary.LittleEndian.Uint64(b[0:]))
-			v2 = xxRound(v2, binary.LittleEndian.Uint64(b[8:]))
-			v3 = xxRound(v3, binary.LittleEndian.Uint64(b[16:]))
-			v4 = xxRound(v4, binary.LittleEndian.Uint64(b[24:]))
-			b = b[32:]
+	var d xxDigest
+	d.Reset()
+	d.Write(b)
+	return d.Sum64()
+}
+
+// An xxDigest computes xxHash64 over data written in pieces, so that a
+// symfile is hashed as it is read, a chunk at a time. Reset it before
+// use.
+type xxDigest struct {
+	v     [4]uint64 // the four lanes
+	total uint64    // bytes written
+	buf   [32]byte  // the start of an unfinished stripe
+	n     int       // bytes in buf
+}
+
+// Reset starts a new hash.
+func (d *xxDigest) Reset() {
+	p1, p2 := xxPrime1, xxPrime2 // variables: the sums wrap
+	d.v = [4]uint64{p1 + p2, p2, 0, -p1}
+	d.total, d.n = 0, 0
+}
+
+// Write adds b to the hashed data.
+func (d *xxDigest) Write(b []byte) {
+	d.total += uint64(len(b))
+	if d.n > 0 {
+		k := copy(d.buf[d.n:], b)
+		d.n += k
+		b = b[k:]
+		if d.n < len(d.buf) {
+			return
 		}
-		h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) +
-			bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
-		h = xxMerge(h, v1)
-		h = xxMerge(h, v2)
-		h = xxMerge(h, v3)
-		h = xxMerge(h, v4)
+		d.stripe(d.buf[:])
+		d.n = 0
+	}
+	for ; len(b) >= 32; b = b[32:] {
+		d.stripe(b)
+	}
+	d.n = copy(d.buf[:], b)
+}
+
+// stripe mixes 32 bytes into the lanes.
+func (d *xxDigest) stripe(b []byte) {
+	d.v[0] = xxRound(d.v[0], binary.LittleEndian.Uint64(b[0:]))
+	d.v[1] = xxRound(d.v[1], binary.LittleEndian.Uint64(b[8:]))
+	d.v[2] = xxRound(d.v[2], binary.LittleEndian.Uint64(b[16:]))
+	d.v[3] = xxRound(d.v[3], binary.LittleEndian.Uint64(b[24:]))
+}
+
+// Sum64 returns the hash of the data written since Reset.
+func (d *xxDigest) Sum64() uint64 {
+	var h uint64
+	if d.total >= 32 {
+		v := d.v
+		h = bits.RotateLeft64(v[0], 1) + bits.RotateLeft64(v[1], 7) +
+			bits.RotateLeft64(v[2], 12) + bits.RotateLeft64(v[3], 18)
+		for _, x := range v {
+			h = xxMerge(h, x)
+		}
 	} else {
 		h = xxPrime5
 	}
-	h += n
+	h += d.total
+	b := d.buf[:d.n]
 	for ; len(b) >= 8; b = b[8:] {
 		h ^= xxRound(0, binary.LittleEndian.Uint64(b))
 		h = bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4

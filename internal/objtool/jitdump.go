@@ -12,6 +12,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/jitdump"
+	"github.com/jitpprof/pprof/internal/regfile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -41,7 +42,7 @@ type dumpFile struct {
 func (t *Tool) loadDump(path string) *dumpFile {
 	d, _ := t.dumps.Get(path, func() *dumpFile {
 		df := &dumpFile{path: path, lines: map[*jitdump.Code][]jitdump.Line{}}
-		f, err := jprofile.OpenRegular(path)
+		f, err := regfile.Open(path)
 		if err != nil {
 			df.err = fmt.Errorf("%s: %v", path, err)
 			return df

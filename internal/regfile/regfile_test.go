@@ -1,0 +1,71 @@
+package regfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(file)
+	if err != nil {
+		t.Fatalf("regular file: %v", err)
+	}
+	f.Close()
+	for _, tc := range []struct{ path, want string }{
+		{fifo, "not a regular file (p---------)"},
+		{link, "not a regular file (p---------)"},
+		{dir, "not a regular file (d---------)"},
+		{"/dev/zero", "not a regular file (Dc---------)"},
+	} {
+		// A blocking open of the FIFO would never return: the test
+		// would time out rather than fail.
+		f, err := Open(tc.path)
+		var nr *NotRegularError
+		if err == nil || !errors.As(err, &nr) || err.Error() != tc.want {
+			t.Errorf("Open(%s) = %v, %v; want %q", tc.path, f, err, tc.want)
+		}
+	}
+	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) || err.Error() != "no such file or directory" {
+		t.Errorf("missing file: %v, want the bare ENOENT", err)
+	}
+}
+
+func TestAllocated(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("end"), 1<<30-3); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := Allocated(fi)
+	if !ok || n <= 0 || n > 1<<20 {
+		t.Errorf("a 1 GiB file with 3 bytes written occupies %d bytes (%v), want a page or a few", n, ok)
+	}
+}

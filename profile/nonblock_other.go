@@ -1,5 +1,0 @@
-//go:build !unix
-
-package profile
-
-const syscallNonblock = 0
