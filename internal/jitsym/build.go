@@ -12,17 +12,20 @@ import (
 //
 // The build runs in phases, each reading the DWARF sections it needs and
 // dropping them (and its own tables) when it ends, so that what is live at
-// any time is about the largest section and the index built so far:
+// any time is about the largest sections and the index built so far:
 //
 //  1. walk: .debug_info (with .debug_abbrev, .debug_str, ranges and
 //     addresses) gives the units, the subroutine nodes, their address
 //     spans, flattened function by function, and the extents of the
 //     namespaces and classes;
 //  2. nameNodes: the nodes' names, decoding again the entries they refer
-//     to, while .debug_info is still loaded;
+//     to, while .debug_info is still loaded; at the same time, on another
+//     goroutine, lineTables: .debug_line gives the line tables. The two
+//     share only sections they read; nameNodes writes the names and the
+//     nodes' names, lineTables the tables, sequences, rows and files;
 //  3. segments: the spans and the units' ranges become Symbolizer.segHi;
-//  4. linePhase: .debug_line gives the line tables, and the call files of
-//     the nodes, kept as file numbers until then, become paths.
+//  4. callFiles: the call files of the nodes, kept as file numbers until
+//     then, become paths.
 //
 // With the synthetic object of BenchmarkSynthetic (56 MiB, an 8.6 MiB
 // .debug_info), the live heap peaks at about 24 MiB, while nameNodes
@@ -116,7 +119,8 @@ func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, qualify bo
 		return b.wrap(err)
 	}
 	b.segments()
-	return b.wrap(b.linePhase())
+	b.callFiles()
+	return nil
 }
 
 // load reads the named section into *dst.
@@ -126,8 +130,8 @@ func (b *builder) load(dst *[]byte, name string) error {
 	return err
 }
 
-// infoPhase walks .debug_info and names the nodes, then drops what only
-// those two steps use.
+// infoPhase walks .debug_info, then names the nodes while the line
+// tables are read, and drops what only those steps use.
 func (b *builder) infoPhase() error {
 	for _, sec := range []struct {
 		dst  *[]byte
@@ -160,9 +164,20 @@ func (b *builder) infoPhase() error {
 	}
 	// Names need .debug_info and the string sections, not the others.
 	b.debugAddr, b.debugRanges, b.debugRnglists, b.rangeBuf = nil, nil, nil, nil
-	if err := b.nameNodes(); err != nil {
+	if err := b.load(&b.debugLine, ".debug_line"); err != nil {
 		return err
 	}
+	lines := make(chan error, 1)
+	go func() { lines <- b.lineTables() }()
+	nameErr := b.nameNodes()
+	lineErr := <-lines
+	if nameErr != nil {
+		return nameErr
+	}
+	if lineErr != nil {
+		return lineErr
+	}
+	b.debugLine, b.debugStr, b.debugLineStr, b.debugStrOffsets = nil, nil, nil, nil
 	b.debugInfo, b.debugAbbrev = nil, nil
 	for i := range b.walked {
 		b.walked[i].abbrevs = nil
@@ -173,27 +188,38 @@ func (b *builder) infoPhase() error {
 	return nil
 }
 
-// linePhase reads the line table of each unit and resolves the nodes'
-// call files with it.
-func (b *builder) linePhase() error {
-	if err := b.load(&b.debugLine, ".debug_line"); err != nil {
-		return err
-	}
+// lineTables reads the line table of each unit. It runs at the same time
+// as nameNodes: see builder.
+func (b *builder) lineTables() error {
 	s := b.s
 	// With one section per function, a unit has a range and its line
 	// table a sequence for each.
-	s.seqs = make([]sequence, 0, b.cuRanges)
-	s.seqHi = make([]uint64, 0, b.cuRanges)
+	s.seqs = make([]sequence, 0, len(b.cuRaw))
+	s.seqHi = make([]uint64, 0, len(b.cuRaw))
 	s.lines = make([]byte, 0, len(b.debugLine)/2) // GCC's programs take 12 bytes a row, these 5
 	for u := range s.units {
+		s.units[u].table = -1
 		w := &b.walked[u]
-		var files []int32
 		if w.hasStmtList {
 			ti, err := b.lineTable(w.stmtList, lineUnit{compDir: w.compDir, strOffBase: w.strOffBase, dwarf64: w.hdr.dwarf64})
 			if err != nil {
 				return err
 			}
 			s.units[u].table = ti
+		}
+	}
+	b.seqRows = nil
+	s.seqs, s.seqHi, s.files, s.lines = clip(s.seqs), clip(s.seqHi), clip(s.files), clip(s.lines)
+	return nil
+}
+
+// callFiles turns the nodes' call files, file numbers of their unit's
+// line table until then, into Symbolizer.files indexes.
+func (b *builder) callFiles() {
+	s := b.s
+	for u := range s.units {
+		var files []int32
+		if ti := s.units[u].table; ti >= 0 {
 			files = s.tables[ti].files
 		}
 		hi := len(s.nodes)
@@ -209,11 +235,6 @@ func (b *builder) linePhase() error {
 			}
 		}
 	}
-	b.walked = nil
-	b.debugLine, b.debugStr, b.debugLineStr, b.debugStrOffsets = nil, nil, nil, nil
-	s.seqs, s.seqHi, s.files, s.lines = clip(s.seqs), clip(s.seqHi), clip(s.files), clip(s.lines)
-	b.seqRows = nil
-	return nil
 }
 
 // segments builds Symbolizer.segHi from the units' ranges and spans.

@@ -156,19 +156,22 @@ func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
 	if !f.HasSymbols() && f.Type != elf.ET_REL {
 		each = f.EachDynamicSymbol
 	}
-	if err := s.buildSymbols(f, each); err != nil {
-		return nil, err
-	}
+	// The symbol table and the DWARF are indexed at the same time: they
+	// fill different fields of s.
+	syms := make(chan error, 1)
+	go func() { syms <- s.buildSymbols(f, each) }()
 	qualify := f.Type == elf.ET_REL
-	f = debug
-	l, err := f.DebugLoader()
+	l, err := debug.DebugLoader()
+	if err == nil {
+		err = build(s, debug.ByteOrder, l, qualify)
+	}
+	if symErr := <-syms; symErr != nil {
+		return nil, symErr
+	}
 	if errors.Is(err, elfrel.ErrNoDWARF) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := build(s, f.ByteOrder, l, qualify); err != nil {
 		return nil, err
 	}
 	s.hasDWARF = len(s.units) > 0
