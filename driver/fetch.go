@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -189,7 +190,22 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		release = strings.TrimSpace(string(b))
 	}
-	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release})
+	var replay *jprofile.JITDumpReplay
+	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
+		Replay: func(dumps []string) perfdata.JITReplay {
+			// A dump no longer where the recording saw it may sit
+			// beside perf.data.
+			for i, d := range dumps {
+				if _, err := os.Stat(d); err != nil {
+					dumps[i] = filepath.Join(filepath.Dir(path), filepath.Base(d))
+				}
+			}
+			replay, _ = jprofile.OpenJITDumpReplay(dumps) // the JIT stage reports unreadable dumps
+			return replay
+		}})
+	if replay != nil {
+		replay.Close()
+	}
 	if err != nil {
 		return nil, err
 	}

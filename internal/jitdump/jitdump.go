@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 )
 
 // Magic is the header's first word, "JiTD" read in the writer's byte
@@ -66,6 +67,12 @@ type Dump struct {
 	Code []Code
 	// Warnings says what was skipped, each once.
 	Warnings []string
+
+	loads []*Code // every piece of code loaded, in file order: the timeline
+
+	timelineOnce sync.Once
+	places       []place // by lo; built by the first At
+	maxPlace     uint64  // the largest place's size
 }
 
 // Code is one piece of JIT-compiled code.
@@ -219,6 +226,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		d.warn("%d CODE_DEBUG_INFO records with file names that are not text were dropped", badNames)
 	}
 	d.Code = finalState(loads)
+	d.loads = loads
 	garbage := 0
 	for _, a := range outside {
 		if d.Lookup(a) == nil && d.Lookup(a-1) == nil { // a row at a code's end closes it
@@ -479,4 +487,79 @@ func LineAt(lines []Line, addr uint64) (Line, bool) {
 		return Line{}, false
 	}
 	return lines[i], true
+}
+
+// A place is where a piece of code was from one time until another: the
+// address it was loaded at, or each one it was moved to.
+type place struct {
+	lo, hi      uint64 // [lo, hi)
+	from, until uint64 // times: [from, until)
+	code        *Code
+}
+
+// maxPlaceScan bounds the places At examines for one address: code
+// loaded again and again over one address (a hostile dump) costs that
+// much, and At then answers from the final state.
+const maxPlaceScan = 1 << 12
+
+// At returns the code that held addr at time t (a timestamp of the
+// dump's clock) and the address that byte of code has in the final state,
+// where Lines puts its line table: of the pieces loaded at or before t
+// and not moved away by t, the one loaded (or moved there) last. Code
+// loaded later over the same addresses, or moved there later, does not
+// count. It returns nil if no code held addr at t, and also after
+// examining maxPlaceScan places.
+func (d *Dump) At(addr, t uint64) (*Code, uint64) {
+	d.timelineOnce.Do(d.buildPlaces)
+	i, _ := slices.BinarySearchFunc(d.places, addr+1, func(p place, a uint64) int { return cmp.Compare(p.lo, a) })
+	var best *place
+	for j := i - 1; j >= 0 && i-j <= maxPlaceScan; j-- {
+		p := &d.places[j]
+		if addr-p.lo >= d.maxPlace {
+			break
+		}
+		if addr < p.hi && p.from <= t && t < p.until && (best == nil || p.from >= best.from) {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best.code, best.code.Addr + (addr - best.lo)
+}
+
+// buildPlaces lays out the timeline of every piece of code as places.
+func (d *Dump) buildPlaces() {
+	for _, c := range d.loads {
+		if c.Size == 0 || c.Addr+c.Size < c.Addr {
+			continue
+		}
+		at, from := c.Addr, c.Loaded
+		if len(c.Moves) > 0 {
+			at = c.Moves[0].From
+		}
+		for _, m := range c.Moves {
+			if at+c.Size > at {
+				d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: m.Time, code: c})
+			}
+			at, from = m.To, m.Time
+		}
+		d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: ^uint64(0), code: c})
+		d.maxPlace = max(d.maxPlace, c.Size)
+	}
+	slices.SortStableFunc(d.places, func(a, b place) int { return cmp.Compare(a.lo, b.lo) })
+}
+
+// Final reports whether c, which At gave for addr, is the code the final
+// state has at addr (Lookup), not code since moved away or replaced.
+func (d *Dump) Final(c *Code, addr uint64) bool {
+	f := d.Lookup(addr)
+	return f != nil && f.index == c.index && f.Loaded == c.Loaded && f.Addr == c.Addr
+}
+
+// Replaced reports whether some code of the dump was moved, or loaded
+// over code loaded before it: only then does the time of a sample
+// matter to what it hit.
+func (d *Dump) Replaced() bool {
+	return len(d.loads) > len(d.Code) || slices.ContainsFunc(d.loads, func(c *Code) bool { return len(c.Moves) > 0 })
 }

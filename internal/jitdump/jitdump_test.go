@@ -15,6 +15,7 @@ import (
 type writer struct {
 	bo  binary.ByteOrder
 	buf bytes.Buffer
+	ts  uint64 // the timestamp of the records written next; 0 means 7
 }
 
 func newWriter(bo binary.ByteOrder, flags uint64) *writer {
@@ -37,7 +38,11 @@ func (w *writer) u64(v uint64) { binary.Write(&w.buf, w.bo, v) }
 func (w *writer) record(id uint32, body []byte) {
 	w.u32(id)
 	w.u32(uint32(recordHeaderSize + len(body)))
-	w.u64(7)
+	if w.ts == 0 {
+		w.u64(7)
+	} else {
+		w.u64(w.ts)
+	}
 	w.buf.Write(body)
 }
 
@@ -375,4 +380,71 @@ func BenchmarkRead100MB(b *testing.B) {
 	}
 	b.ReportMetric(float64(kept)/float64(n), "kept-B/code")
 	b.ReportMetric(float64(kept)/float64(size), "kept/file")
+}
+
+// TestAt replays a timeline: code loaded, moved away, its place reused,
+// and checks what each address held at each time, and where that byte
+// is in the final state (where its lines are).
+func TestAt(t *testing.T) {
+	w := newWriter(binary.LittleEndian, 0)
+	w.ts = 100
+	w.debug(0x1000, Line{Addr: 0x1000, File: "/a.js", Line: 3}, Line{Addr: 0x1008, File: "/a.js", Line: 4})
+	w.load(0x1000, 0x20, 1, "a") // a at 0x1000 from 100
+	w.ts = 200
+	w.load(0x2000, 0x10, 2, "b") // b at 0x2000 from 200
+	w.ts = 300
+	w.move(0x1000, 0x3000, 0x20, 1) // a moves to 0x3000 at 300
+	w.ts = 400
+	w.load(0x1000, 0x10, 3, "c") // c over a's old place at 400
+	w.ts = 500
+	w.load(0x2000, 0x10, 4, "d") // d replaces b at 500
+	d, err := read(t, w.buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Replaced() {
+		t.Errorf("Replaced() = false for a dump with a move and a reload")
+	}
+	for _, tc := range []struct {
+		addr, time uint64
+		want       string
+		final      uint64 // the address in the final state
+		isFinal    bool
+	}{
+		{0x1008, 99, "", 0, false},
+		{0x1008, 100, "a", 0x3008, false},
+		{0x1008, 299, "a", 0x3008, false},
+		{0x1008, 300, "", 0, false}, // a moved away, c not yet loaded
+		{0x1018, 450, "", 0, false}, // c is smaller than a was
+		{0x1008, 400, "c", 0x1008, true},
+		{0x3008, 299, "", 0, false},
+		{0x3008, 300, "a", 0x3008, true},
+		{0x2004, 250, "b", 0x2004, false},
+		{0x2004, 500, "d", 0x2004, true},
+		{0x2004, 1 << 62, "d", 0x2004, true},
+	} {
+		c, final := d.At(tc.addr, tc.time)
+		name := ""
+		if c != nil {
+			name = c.Name
+		}
+		if name != tc.want || final != tc.final || (c != nil && d.Final(c, tc.addr) != tc.isFinal) {
+			t.Errorf("At(%#x, %d) = %q at %#x (final %v), want %q at %#x (final %v)", tc.addr, tc.time, name, final, c != nil && d.Final(c, tc.addr), tc.want, tc.final, tc.isFinal)
+		}
+	}
+	// a's lines, read for its final place, serve the sample at its old
+	// one through the final address At gives.
+	c, final := d.At(0x1008, 150)
+	lines, err := d.Lines(bytes.NewReader(w.buf.Bytes()), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := LineAt(lines, final); !ok || l.Line != 4 {
+		t.Errorf("line of a at 0x1008 at time 150: %+v %v, want 4", l, ok)
+	}
+	one := newWriter(binary.LittleEndian, 0)
+	one.load(0x1000, 0x20, 1, "a")
+	if d, _ := read(t, one.buf.Bytes()); d.Replaced() {
+		t.Errorf("Replaced() = true for a dump of one load")
+	}
 }

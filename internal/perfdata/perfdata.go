@@ -68,11 +68,16 @@ const MarkerKernel = ^uint64(0) - 128 + 1 // PERF_CONTEXT_KERNEL = (u64)-128
 
 // An Attr is one event of the recording.
 type Attr struct {
-	Type, Config   uint64
-	SampleType     uint64
-	ReadFormat     uint64
-	SampleIDAll    bool
-	Freq           bool
+	Type, Config uint64
+	SampleType   uint64
+	ReadFormat   uint64
+	SampleIDAll  bool
+	Freq         bool
+	// UseClockID says the sample times are of the clock ClockID (perf
+	// record -k), not perf's own: -k 1 is CLOCK_MONOTONIC, the clock
+	// jitdump writers stamp their records with.
+	UseClockID     bool
+	ClockID        int32
 	Period         uint64 // sample_period, or the frequency with Freq
 	IDs            []uint64
 	Name           string // from the event descriptions, if any
@@ -217,14 +222,19 @@ func (f *File) parseAttr(b []byte, off int64) (Attr, error) {
 	flags := bo.Uint64(b[40:])
 	a.Freq = flags&(1<<10) != 0
 	a.SampleIDAll = flags&(1<<18) != 0
+	a.UseClockID = flags&(1<<25) != 0
+	// Offsets of perf_event_attr (include/uapi/linux/perf_event.h):
+	// branch_sample_type 72, sample_regs_user 80, sample_stack_user 88,
+	// clockid 92, sample_regs_intr 96.
 	if len(b) >= 80 {
 		a.BranchSampleTy = bo.Uint64(b[72:])
 	}
 	if len(b) >= 96 {
 		a.RegsUser = bo.Uint64(b[80:])
+		a.ClockID = int32(bo.Uint32(b[92:]))
 	}
-	if len(b) >= 112 {
-		a.SampleRegsIntr = bo.Uint64(b[104:])
+	if len(b) >= 104 {
+		a.SampleRegsIntr = bo.Uint64(b[96:])
 	}
 	return a, nil
 }

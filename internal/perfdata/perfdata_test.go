@@ -64,7 +64,9 @@ func build(bo binary.ByteOrder) []byte {
 	bo.PutUint32(attr[4:], 120)
 	bo.PutUint64(attr[16:], 4000)
 	bo.PutUint64(attr[24:], SampleIP|SampleTID|SamplePeriod|SampleCallchain)
-	bo.PutUint64(attr[40:], 1<<10|1<<18) // freq, sample_id_all
+	bo.PutUint64(attr[40:], 1<<10|1<<18|1<<25) // freq, sample_id_all, use_clockid
+	bo.PutUint32(attr[92:], 1)                 // clockid: CLOCK_MONOTONIC (perf record -k 1)
+	bo.PutUint64(attr[96:], 0xf0)              // sample_regs_intr
 	out.Write(attr)
 	o(idsOff, int64(8))
 	o(uint64(33))
@@ -92,6 +94,9 @@ func TestReadBothByteOrders(t *testing.T) {
 		}
 		if f.Hostname != "host" || len(f.Attrs) != 1 || f.Attrs[0].IDs[0] != 33 {
 			t.Errorf("%v: hostname %q attrs %+v", bo, f.Hostname, f.Attrs)
+		}
+		if a := f.Attrs[0]; !a.UseClockID || a.ClockID != 1 || a.SampleRegsIntr != 0xf0 || !a.Freq || !a.SampleIDAll {
+			t.Errorf("%v: attribute flags and clock %+v", bo, a)
 		}
 		p, _, err := f.Profile(Options{})
 		if err != nil {

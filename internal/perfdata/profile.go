@@ -34,7 +34,32 @@ type Options struct {
 	// KernelRelease; "" leaves kernel frames unnamed.
 	Kallsyms      string
 	KernelRelease string
+	// Replay, if not nil, is called once the jitdump files the recording
+	// references are known (as in Conversion.JITFiles), before the
+	// samples are read; the JITReplay it returns, if not nil, names the
+	// JIT code each sample hit by the sample's time (see JITReplay).
+	Replay func(jitdumps []string) JITReplay
 }
+
+// A JITReplay tells what JIT code an address held at a time: code that
+// was moved, or whose memory was reused for other code, ran at addresses
+// that hold something else at the end of the recording.
+type JITReplay interface {
+	// Replaced reports whether any code was moved or loaded over other
+	// code: only then do the samples' times matter.
+	Replaced() bool
+	// Code returns the function, file, line and start line of the code
+	// that held addr in process pid at time t (CLOCK_MONOTONIC
+	// nanoseconds), and a key telling that code apart from other code
+	// at the same address, if it is not the code there at the end; ok is
+	// false for the code there at the end (the JIT stage names it, from
+	// whichever JIT source it prefers) and when nothing is known.
+	Code(pid uint32, addr, t uint64) (fn, file string, line, startLine int64, key uint64, ok bool)
+}
+
+// clockMonotonic is CLOCK_MONOTONIC, the clock of perf record -k 1 and of
+// jitdump timestamps.
+const clockMonotonic = 1
 
 // mmapping is one executable mapping of a process.
 type mmapping struct {
@@ -97,6 +122,18 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	var replay JITReplay
+	if opts.Replay != nil && len(conv.JITFiles) > 0 {
+		replay = opts.Replay(slices.Clone(conv.JITFiles))
+	}
+	if replay != nil && !replay.Replaced() {
+		replay = nil // no code moved or reused: times do not matter
+	}
+	if replay != nil && !f.sameClockAsJIT() {
+		conv.Notes = append(conv.Notes, "JIT code was moved or reused during the recording, but its sample times are not CLOCK_MONOTONIC, the jitdump's clock: "+
+			"each JIT address is named after the last code there; record with perf record -k 1 to have samples named after the code that ran")
+		replay = nil
 	}
 	for _, list := range procs {
 		// A later mapping at the same place replaces an earlier one.
@@ -242,6 +279,39 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		return l
 	}
+	// Code since moved or replaced gets locations of its own, named
+	// here: the JIT stage knows only what is there at the end.
+	replayed := map[[3]uint64]*profile.Location{} // by pid, address and code
+	replayFuncs := map[[3]string]*profile.Function{}
+	replayedLocation := func(pid uint32, addr, t uint64) *profile.Location {
+		if replay == nil || addr >= 1<<63 {
+			return nil
+		}
+		if mm := lookup(pid, addr); mm == nil || mm.file != "" {
+			return nil // JIT code lives in anonymous memory
+		}
+		fn, file, line, start, key, ok := replay.Code(pid, addr, t)
+		if !ok {
+			return nil
+		}
+		k := [3]uint64{uint64(pid), addr, key}
+		if l := replayed[k]; l != nil {
+			return l
+		}
+		fk := [3]string{fn, file, strconv.FormatInt(start, 10)}
+		f := replayFuncs[fk]
+		if f == nil {
+			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: fn, SystemName: fn, Filename: file, StartLine: start}
+			replayFuncs[fk] = f
+			p.Function = append(p.Function, f)
+		}
+		m := location(pid, addr).Mapping // the memory's mapping, made first
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: addr, Mapping: m,
+			Line: []profile.Line{{Function: f, Line: line}}}
+		replayed[k] = l
+		p.Location = append(p.Location, l)
+		return l
+	}
 
 	var first, last uint64
 	same := map[string]*profile.Sample{}
@@ -269,6 +339,10 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 			if len(stack) > 0 && ip > 0 {
 				ip-- // a return address: the call is before it
+			}
+			if l := replayedLocation(r.PID, ip, r.Time); l != nil {
+				stack = append(stack, l)
+				continue
 			}
 			stack = append(stack, location(r.PID, ip))
 		}
@@ -322,6 +396,18 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 	putMainFirst(p)
 	return p, conv, p.CheckValid()
+}
+
+// sameClockAsJIT reports whether every event's sample times are
+// CLOCK_MONOTONIC (perf record -k 1), the clock jitdump writers stamp
+// their records with.
+func (f *File) sameClockAsJIT() bool {
+	for _, a := range f.Attrs {
+		if !a.UseClockID || a.ClockID != clockMonotonic || a.SampleType&SampleTime == 0 {
+			return false
+		}
+	}
+	return len(f.Attrs) > 0
 }
 
 // isAnon reports whether a mapping's name is that of anonymous memory,

@@ -10,6 +10,13 @@
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
+#   jitreuse/jitreuse.data      jitreuse.c, a JIT that reuses and moves
+#                 its code (perf record -g -k 1), with its jit-PID.dump and
+#                 the same after perf inject --jit for perf report; in a
+#                 directory of its own, so that its dump is not found for
+#                 the node recording and the other way round
+#   jitreuse/nok.data  the same without -k 1: sample times of perf's own
+#                 clock, which cannot be matched with the dump's
 #
 # and, for each, perf report --no-children --sort sym into NAME.report.
 set -euo pipefail
@@ -45,4 +52,11 @@ if command -v node >/dev/null; then
   "$perf" inject --jit -i "$out/node.data" -o "$out/node.inject.data" 2>/dev/null
   report node "$out/node.inject.data"
 fi
+gcc -O1 -g -fno-omit-frame-pointer -Wall -o "$out/jitreuse-bin" "$here/jitreuse.c"
+mkdir -p "$out/jitreuse"
+(cd "$out/jitreuse" && rm -f jit-*.dump jitted-*.so &&
+  "$perf" record -q -e cpu-clock -F 2000 -g -k 1 -o jitreuse.data "$out/jitreuse-bin" >/dev/null 2>/dev/null &&
+  "$perf" record -q -e cpu-clock -F 2000 -g -o nok.data "$out/jitreuse-bin" 100 200 100 >/dev/null 2>/dev/null)
+"$perf" inject --jit -i "$out/jitreuse/jitreuse.data" -o "$out/jitreuse/jitreuse.inject.data" 2>/dev/null
+report jitreuse/jitreuse "$out/jitreuse/jitreuse.inject.data"
 ls "$out"
