@@ -93,6 +93,11 @@ type Code struct {
 	// file, and how far the code moved since it was loaded.
 	debugOff, debugEnd int64
 	moved              uint64
+	// placed is the position in the file, among the loads and moves, of
+	// the record that put the code where it is: its load or last move;
+	// loadSeq is its load's, moveSeq[i] Moves[i]'s.
+	placed, loadSeq int
+	moveSeq         []int
 }
 
 // A Move is a CODE_MOVE of a piece of code.
@@ -151,6 +156,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	}
 	var pending map[uint64]debugRec // debug info waiting for its CODE_LOAD, by code address
 	off := hsize
+	events := 0 // loads and moves so far
 	badNames := 0
 	var outside []uint64 // line entries outside their code
 	for off < size {
@@ -170,6 +176,8 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			c.Loaded = ts
+			c.placed, c.loadSeq = events, events
+			events++
 			if rec, ok := pending[c.Addr]; ok {
 				lines := rec.lines
 				// An entry outside its code is dropped: LLVM 14 lists the
@@ -199,6 +207,9 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				c.moved += newAddr - oldAddr
 				c.Addr = newAddr
 				c.Moves = append(c.Moves, Move{Time: ts, From: oldAddr, To: newAddr})
+				c.moveSeq = append(c.moveSeq, events)
+				c.placed = events
+				events++
 			}
 		case recCodeDebugInfo:
 			addr, lines, bad, err := rd.debugInfo(body, end)
@@ -239,19 +250,20 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	return d, nil
 }
 
-// finalState keeps, of the code loaded, what a later load does not
-// overlap, sorted by address. Loads are sorted by address and split into
-// groups of overlapping ones; within a group (usually of one), the later
-// loads are kept first and an earlier one only if it overlaps none kept.
+// finalState keeps, of the code loaded, what code placed later (loaded,
+// or moved there) does not overlap, sorted by address. Loads are sorted by
+// address and split into groups of overlapping ones; within a group
+// (usually of one), the code placed later is kept first and an earlier
+// one only if it overlaps none kept.
 func finalState(loads []*Code) []Code {
 	type load struct {
 		c   *Code
 		seq int
 	}
 	var ls []load
-	for i, c := range loads {
+	for _, c := range loads {
 		if c.Size != 0 && c.Addr+c.Size > c.Addr {
-			ls = append(ls, load{c, i})
+			ls = append(ls, load{c, c.placed})
 		}
 	}
 	slices.SortStableFunc(ls, func(a, b load) int { return cmp.Compare(a.c.Addr, b.c.Addr) })
@@ -493,9 +505,13 @@ func LineAt(lines []Line, addr uint64) (Line, bool) {
 // address it was loaded at, or each one it was moved to.
 type place struct {
 	lo, hi      uint64 // [lo, hi)
-	from, until uint64 // times: [from, until)
+	from, until uint64 // times: [from, until), or from on if until is forever
+	seq         int    // position in the file of the record that put the code there
 	code        *Code
 }
+
+// forever ends the last place of a piece of code.
+const forever = ^uint64(0)
 
 // maxPlaceScan bounds the places At examines for one address: code
 // loaded again and again over one address (a hostile dump) costs that
@@ -505,9 +521,10 @@ const maxPlaceScan = 1 << 12
 // At returns the code that held addr at time t (a timestamp of the
 // dump's clock) and the address that byte of code has in the final state,
 // where Lines puts its line table: of the pieces loaded at or before t
-// and not moved away by t, the one loaded (or moved there) last. Code
-// loaded later over the same addresses, or moved there later, does not
-// count. It returns nil if no code held addr at t, and also after
+// and not moved away by t, the one whose load or move record comes last
+// in the file. Code loaded later over the same addresses, or moved there
+// later, does not count. Long after the last record, At agrees with the
+// final state. It returns nil if no code held addr at t, and also after
 // examining maxPlaceScan places.
 func (d *Dump) At(addr, t uint64) (*Code, uint64) {
 	d.timelineOnce.Do(d.buildPlaces)
@@ -518,7 +535,7 @@ func (d *Dump) At(addr, t uint64) (*Code, uint64) {
 		if addr-p.lo >= d.maxPlace {
 			break
 		}
-		if addr < p.hi && p.from <= t && t < p.until && (best == nil || p.from >= best.from) {
+		if addr < p.hi && p.from <= t && (t < p.until || p.until == forever) && (best == nil || p.seq > best.seq) {
 			best = p
 		}
 	}
@@ -535,16 +552,17 @@ func (d *Dump) buildPlaces() {
 			continue
 		}
 		at, from := c.Addr, c.Loaded
+		seq := c.loadSeq
 		if len(c.Moves) > 0 {
 			at = c.Moves[0].From
 		}
-		for _, m := range c.Moves {
+		for i, m := range c.Moves {
 			if at+c.Size > at {
-				d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: m.Time, code: c})
+				d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: m.Time, seq: seq, code: c})
 			}
-			at, from = m.To, m.Time
+			at, from, seq = m.To, m.Time, c.moveSeq[i]
 		}
-		d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: ^uint64(0), code: c})
+		d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: forever, seq: c.placed, code: c})
 		d.maxPlace = max(d.maxPlace, c.Size)
 	}
 	slices.SortStableFunc(d.places, func(a, b place) int { return cmp.Compare(a.lo, b.lo) })

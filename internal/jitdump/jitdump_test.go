@@ -325,6 +325,16 @@ func FuzzRead(f *testing.F) {
 				}
 				LineAt(lines, c.Addr)
 			}
+			// The final state is what the timeline holds at the end:
+			// At agrees with Lookup long after the last record.
+			if got, at := d.At(c.Addr, forever); got == nil || !d.Final(got, c.Addr) || at != c.Addr {
+				t.Fatalf("At(%#x, end) = %v at %#x; the final state has %q there", c.Addr, got, at, c.Name)
+			}
+		}
+		for _, p := range d.places {
+			if got, at := d.At(p.lo, p.from); got != nil && (at < got.Addr || at-got.Addr >= got.Size) {
+				t.Fatalf("At(%#x, %d) gives final address %#x outside its code [%#x, +%#x)", p.lo, p.from, at, got.Addr, got.Size)
+			}
 		}
 	})
 }
@@ -446,5 +456,33 @@ func TestAt(t *testing.T) {
 	one.load(0x1000, 0x20, 1, "a")
 	if d, _ := read(t, one.buf.Bytes()); d.Replaced() {
 		t.Errorf("Replaced() = true for a dump of one load")
+	}
+}
+
+// TestMoveOverCode: code moved over other code's memory replaces it, in
+// the final state as in the timeline, though the other code was loaded
+// after it.
+func TestMoveOverCode(t *testing.T) {
+	w := newWriter(binary.LittleEndian, 0)
+	w.ts = 10
+	w.load(0x4000, 0x10, 1, "e")
+	w.ts = 20
+	w.load(0x5000, 0x10, 2, "f")
+	w.ts = 30
+	w.move(0x4000, 0x5000, 0x10, 1)
+	d, err := read(t, w.buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Lookup(0x5004); c == nil || c.Name != "e" || len(d.Code) != 1 {
+		t.Errorf("final state at 0x5004: %v (%d pieces), want e alone", c, len(d.Code))
+	}
+	for _, tc := range []struct {
+		time uint64
+		want string
+	}{{25, "f"}, {30, "e"}, {forever, "e"}} {
+		if c, _ := d.At(0x5004, tc.time); c == nil || c.Name != tc.want {
+			t.Errorf("At(0x5004, %d) = %v, want %s", tc.time, c, tc.want)
+		}
 	}
 }
