@@ -185,6 +185,9 @@ type run struct {
 
 	maxProfileMB *int // -max_profile_mb
 
+	warmMu sync.Mutex
+	warmed map[string]bool // files given to the object tool's Warm
+
 	exportFlags exportFlags
 	exportMu    sync.Mutex
 	export      *export // the -folded or -flamegraph report in progress

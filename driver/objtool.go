@@ -75,6 +75,24 @@ func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
 	})
 }
 
+// warm has the object tool start indexing the binary file, which a
+// profile still being read has samples in (see objtool.Tool.Warm), once
+// per file, unless pprof will not symbolize locally.
+func (r *run) warm(file string) {
+	if r.tool == nil || !parseSymbolize(r.flags.stringFlag(flagSymbolize)).local {
+		return
+	}
+	r.warmMu.Lock()
+	defer r.warmMu.Unlock()
+	if r.warmed == nil {
+		r.warmed = map[string]bool{}
+	}
+	if !r.warmed[file] {
+		r.warmed[file] = true
+		r.tool.Warm(file)
+	}
+}
+
 // prefetch has the object tool start on the native binaries of p that
 // pprof's symbolizer will ask about once the profile is fetched (see
 // objtool.Tool.Prefetch): the index is built and the addresses looked up

@@ -91,6 +91,28 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 	}()
 }
 
+// Warm starts building, in the background, the index of the binary name,
+// which pprof is about to ask about: for a profile still being read (a
+// perf.data recording, whose samples name their files as they come), so
+// that the index is built on one CPU while the rest is read on the other.
+// A file that cannot be read is left to the calls that need it, which
+// report it as usual.
+func (t *Tool) Warm(name string) {
+	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	if magic, err := readMagic(name); err != nil || !bytes.Equal(magic, []byte(elf.ELFMAG)) {
+		return
+	}
+	t.prefetching.Add(1)
+	go func() {
+		defer t.prefetching.Done()
+		if b := t.load(name); b.err == nil {
+			t.indexOf(b)
+		}
+	}()
+}
+
 // cached returns the frames Prefetch found for the file address x.
 func (b *binFile) cached(x uint64) ([]gdriver.Frame, bool) {
 	b.cacheMu.RLock()

@@ -34,6 +34,10 @@ type Options struct {
 	// KernelRelease; "" leaves kernel frames unnamed.
 	Kallsyms      string
 	KernelRelease string
+	// FileUsed, if not nil, is told the name of each file mapping as the
+	// first sample in it is read, while the rest are: a symbolizer can
+	// start indexing the file then.
+	FileUsed func(file string)
 	// Replay, if not nil, is called once the jitdump files the recording
 	// references are known (as in Conversion.JITFiles), before the
 	// samples are read; the JITReplay it returns, if not nil, names the
@@ -78,6 +82,17 @@ type mmapping struct {
 // opts.Kallsyms when the kernel matches.
 func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	conv := &Conversion{}
+	// The kernel's symbols are read while the records are.
+	var kallsymsDone chan struct{}
+	var kallsymsRead *kallsyms
+	var kallsymsErr error
+	if opts.Kallsyms != "" && (f.OSRelease == "" || f.OSRelease == opts.KernelRelease) {
+		kallsymsDone = make(chan struct{})
+		go func() {
+			defer close(kallsymsDone)
+			kallsymsRead, kallsymsErr = readKallsyms(opts.Kallsyms)
+		}()
+	}
 	procs := map[uint32][]*mmapping{} // executable mappings by pid
 	parent := map[uint32]uint32{}
 	comm := map[uint32]string{} // by tid
@@ -182,7 +197,8 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		case f.OSRelease != "" && f.OSRelease != opts.KernelRelease:
 			conv.Notes = append(conv.Notes, fmt.Sprintf("kernel frames are not named: recorded on Linux %s, this is %s", f.OSRelease, opts.KernelRelease))
 		default:
-			if ksyms, err = readKallsyms(opts.Kallsyms); err != nil || ksyms.empty() {
+			<-kallsymsDone
+			if ksyms, err = kallsymsRead, kallsymsErr; err != nil || ksyms.empty() {
 				conv.Notes = append(conv.Notes, "kernel frames are not named: "+opts.Kallsyms+" gives no addresses (run as root, or lower kernel.kptr_restrict)")
 				ksyms = nil
 			}
@@ -196,6 +212,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 				mm.m.BuildID = fmt.Sprintf("%x", id)
 			} else if id := f.BuildIDs[mm.file]; id != nil {
 				mm.m.BuildID = fmt.Sprintf("%x", id)
+			}
+			if opts.FileUsed != nil && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
+				opts.FileUsed(mm.file)
 			}
 			if mm.file == "[kernel.kallsyms]" {
 				mm.m.KernelRelocationSymbol = "_text"
@@ -269,13 +288,23 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		return l
 	}
 
-	byPID := map[[2]uint64]*profile.Location{} // by pid and address
+	// Locations by pid, then address: a sample's frames are all of one
+	// pid, and a map with integer keys is the fast kind.
+	byPID := map[uint32]map[uint64]*profile.Location{}
+	lastPID, lastLocs := ^uint32(0), map[uint64]*profile.Location(nil)
 	location := func(pid uint32, addr uint64) *profile.Location {
-		k := [2]uint64{uint64(pid), addr}
-		l := byPID[k]
+		if pid != lastPID || lastLocs == nil {
+			lastLocs = byPID[pid]
+			if lastLocs == nil {
+				lastLocs = map[uint64]*profile.Location{}
+				byPID[pid] = lastLocs
+			}
+			lastPID = pid
+		}
+		l := lastLocs[addr]
 		if l == nil {
 			l = locationOf(pid, addr)
-			byPID[k] = l
+			lastLocs[addr] = l
 		}
 		return l
 	}
