@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,36 +24,7 @@ func TestWebUI(t *testing.T) {
 	mr := mcjitRuns(t)[0]
 	// From the checkout's top directory, as the README runs it, with no
 	// -source_path or -trim_path: the source page finds the scripts.
-	cmd := pprofCmd(t, testenv.RepoRoot(t), mr.env(),
-		"-http=127.0.0.1:", "-no_browser", "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-	urls := make(chan string, 1)
-	go func() {
-		serving := regexp.MustCompile(`Serving web UI on (http://\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := serving.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-				break
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case <-time.After(60 * time.Second):
-		t.Fatal("pprof -http did not say where it serves the web UI")
-	}
-
+	base := serveWebUI(t, testenv.RepoRoot(t), mr.env(), "-jit_dir", mr.jitDir(), mr.path("cpu.prof"))
 	page := browsertest.Start(t).NewPage(t)
 	if err := page.SetViewport(1400, 900); err != nil {
 		t.Fatal(err)
@@ -94,6 +67,73 @@ func TestWebUI(t *testing.T) {
 				t.Errorf("%s view shows unsymbolized [libleaf.so] code", tc.view)
 			}
 		})
+	}
+}
+
+// serveWebUI starts pprof -http on args in dir, as a user does (without
+// opening a browser), and returns the address it serves the web UI at.
+func serveWebUI(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := pprofCmd(t, dir, env, append([]string{"-http=127.0.0.1:", "-no_browser"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		serving := regexp.MustCompile(`Serving web UI on (http://\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := serving.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case base := <-urls:
+		return base
+	case <-time.After(60 * time.Second):
+		t.Fatal("pprof -http did not say where it serves the web UI")
+	}
+	return ""
+}
+
+// TestWebUIPerfData serves a perf.data recording of Node.js (perf record
+// -k 1, node --perf-prof; testdata/perf/generate.sh) with pprof -http:
+// the JavaScript functions are named from the jitdump with no perf
+// inject, and V8's own C++ from node's symbols.
+func TestWebUIPerfData(t *testing.T) {
+	dir := os.Getenv("JITPPROF_FRESH_PERF")
+	if dir == "" {
+		if testenv.InCI() {
+			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
+		}
+		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
+	}
+	base := serveWebUI(t, t.TempDir(), nil, filepath.Join(dir, "node.data"))
+	page := browsertest.Start(t).NewPage(t)
+	for _, tc := range []struct {
+		view, path string
+		want       []string
+	}{
+		{view: "top", path: "/ui/top", want: []string{"fib", "sieve", "v8::internal::"}},
+		{view: "flame graph", path: "/ui/flamegraph", want: []string{"fib", "sieve"}},
+	} {
+		if err := page.Navigate(base + tc.path); err != nil {
+			t.Fatal(err)
+		}
+		cond := `(() => { const t = document.body.innerText + [...document.querySelectorAll('svg text')].map(e => e.textContent).join('\n'); return ` +
+			jsIncludesAll("t", tc.want) + `; })()`
+		if err := page.WaitFor(cond, 20*time.Second); err != nil {
+			text, _ := browsertest.EvalAs[string](page, `document.body.innerText.slice(0, 3000)`)
+			t.Errorf("%s view lacks some of %q: %v\npage text: %s", tc.view, tc.want, err, text)
+		}
 	}
 }
 
