@@ -28,6 +28,11 @@ func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error
 		s, err = j.tool.Index(obj.Path) // the object tool's, shared with the code views
 	} else {
 		s, err = jitsym.Open(obj.Path)
+		if err == nil {
+			for _, w := range s.Warnings() { // the object tool says these itself
+				j.warnOnce("JIT objects: " + w)
+			}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -3,9 +3,11 @@ package jitsym
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // builder holds the state of one index build.
@@ -79,6 +81,8 @@ type builder struct {
 
 	// Line phase.
 	seqRows []row // the rows of the sequence being read
+
+	tooDeep int // subroutine entries cut at maxInlineDepth
 }
 
 // walkedUnit is what the phases after the walk need of a compile unit.
@@ -120,6 +124,10 @@ func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, qualify bo
 	}
 	b.segments()
 	b.callFiles()
+	if b.tooDeep > 0 {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: %d subroutine entries nested deeper than %d were left out; "+
+			"their code counts for the deepest caller kept", safename.String(b.file), b.tooDeep, maxInlineDepth))
+	}
 	return nil
 }
 

@@ -72,7 +72,13 @@ type Symbolizer struct {
 	syms     []symbol // sorted by address
 	symNames string   // the names of syms
 	symFile  []string // STT_FILE names, by symbol.file
+	warnings []string // what of the DWARF was left out
 }
+
+// Warnings says what of the object's debug information was left out of
+// the index (subroutines nested beyond a bound), each message naming the
+// file; the rest is indexed.
+func (s *Symbolizer) Warnings() []string { return s.warnings }
 
 // Segment codes: a segment is a hole (no unit), a part of unit u that no
 // subroutine covers (unitCode(u)), or innermost subroutine n (n >= 0).

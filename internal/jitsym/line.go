@@ -2,6 +2,7 @@ package jitsym
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -232,6 +233,11 @@ type lineState struct {
 	col  uint16
 }
 
+// maxPartRows is the most rows of a sequence buffered before they are
+// encoded as a part of it: a sequence of millions of one-byte rows costs
+// its encoding, not a buffer of rows besides.
+const maxPartRows = 1 << 14
+
 // runLineProgram runs the line number program at c (DWARF 5, section
 // 6.2.5), appending the rows of each sequence to the Symbolizer and the
 // files DW_LNE_define_file adds to tbl.
@@ -244,6 +250,12 @@ func (b *builder) runLineProgram(c *cursor, h *lineHeader, u lineUnit, tbl *line
 	rows := b.seqRows[:0]
 	endPart := func(hi uint64) {
 		start := len(s.lines)
+		// Grown by doubling, not append's quarter steps: a table of
+		// millions of rows would otherwise allocate several times what
+		// it keeps, in copies.
+		if need := maxRowBytes*len(rows) + 16; cap(s.lines)-len(s.lines) < need {
+			s.lines = slices.Grow(s.lines, max(need, cap(s.lines)))
+		}
 		s.lines = appendRows(s.lines, rows)
 		if len(s.lines) > math.MaxUint32 {
 			c.fail("line tables too large to index")
@@ -266,8 +278,10 @@ func (b *builder) runLineProgram(c *cursor, h *lineHeader, u lineUnit, tbl *line
 		if n := len(rows); n > 0 && st.addr < seqLow+uint64(rows[n-1].off) || st.addr < seqLow {
 			return // the address went back: no lookup could find the row
 		}
-		if st.addr-seqLow > math.MaxUint32 {
-			endPart(st.addr) // see sequence
+		if st.addr-seqLow > math.MaxUint32 || len(rows) >= maxPartRows {
+			// A new part (see sequence): offsets stay 32-bit, and a long
+			// sequence is encoded a part at a time instead of buffered.
+			endPart(st.addr)
 			seqLow, rows = st.addr, rows[:0]
 		}
 		r := row{off: uint32(st.addr - seqLow), line: st.line, file: st.file, col: st.col}

@@ -3,6 +3,7 @@ package jitsym
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -212,5 +213,42 @@ func TestLineTableOddAddresses(t *testing.T) {
 		if ok != (tt.line > 0) || f.Line != tt.line {
 			t.Errorf("lineFrame(%#x) = line %d, %v; want line %d", tt.addr, f.Line, ok, tt.line)
 		}
+	}
+}
+
+// TestLineTableDenseMemory: a line program of one-byte rows (each a
+// special opcode) costs memory in proportion to its size: the rows of a
+// sequence are encoded a part at a time, not buffered whole.
+func TestLineTableDenseMemory(t *testing.T) {
+	const rows = 4 << 20
+	prog := append(setAddress(0x100000), make([]byte, rows)...)
+	for i := len(prog) - rows; i < len(prog); i++ {
+		prog[i] = special(1, 1)
+	}
+	prog = append(prog, endSequence()...)
+	var lineStr []byte
+	data := lineProgram(4, nil, [][2]any{{"dense.c", 0}}, prog, &lineStr)
+	s := &Symbolizer{}
+	b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
+		lineBudget: 2 * int64(len(data)), pathBudget: 1 << 20, debugLine: data}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ti, err := b.lineTable(0, lineUnit{compDir: "/src"})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d rows in %d bytes: %d bytes allocated (%.1fx), %d kept", rows, len(data), alloc, float64(alloc)/float64(len(data)), len(s.lines))
+	if alloc > 16*uint64(len(data)) {
+		t.Errorf("a %d-byte line table of one-byte rows allocated %d bytes (%.1fx)", len(data), alloc, float64(alloc)/float64(len(data)))
+	}
+	u := &unit{table: ti}
+	if f, ok := s.lineFrame(u, 0x100000+rows-1); !ok || f.Line != rows {
+		t.Errorf("last row: %+v %v, want line %d", f, ok, rows)
+	}
+	if f, ok := s.lineFrame(u, 0x100000+rows/2); !ok || f.Line != rows/2+1 {
+		t.Errorf("middle row: %+v %v, want line %d", f, ok, rows/2+1)
 	}
 }

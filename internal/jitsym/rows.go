@@ -31,6 +31,10 @@ const (
 	checkpointSize = 16
 )
 
+// maxRowBytes bounds the bytes appendRows takes per row: four varints of
+// at most 5, 5, 3 and 3 bytes, and a share of a checkpoint.
+const maxRowBytes = 5 + 5 + 3 + 3 + checkpointSize/checkEvery
+
 // appendRows appends the encoding of one sequence's rows, in address
 // order from offset 0, to dst.
 func appendRows(dst []byte, rows []row) []byte {

@@ -31,7 +31,15 @@ type frame struct {
 	callFile  int32     // DW_AT_call_file (a file number of the unit's line table), or -1
 	callLine  uint32
 	callCol   uint32
+	depth     int32 // subroutine entries this one is in, itself included
 }
+
+// maxInlineDepth bounds the nesting of subroutine entries indexed: deeper
+// inlined subroutines are cut, their code attributed to the deepest
+// caller kept, so that a frame chain (and the memory of the flattened
+// spans) stays bounded whatever the DWARF nests. Real code stays within a
+// few dozen levels.
+const maxInlineDepth = 256
 
 // rawSpan is a subroutine's (or, in cuRaw, a unit's) address range before
 // flattening; order is the entry's position in a depth-first walk.
@@ -126,6 +134,11 @@ func (b *builder) walkUnit(h *unitHeader) error {
 			if e.children {
 				stack = append(stack, frame{skip: true})
 			}
+		case (e.tag == tagSubprogram || e.tag == tagInlinedSubroutine) && top.depth >= maxInlineDepth:
+			b.tooDeep++
+			if e.children {
+				stack = append(stack, frame{skip: true})
+			}
 		case e.tag == tagSubprogram || e.tag == tagInlinedSubroutine:
 			fr, err := b.subroutine(&e, stack, &u, w, rnglistsBase, hasRnglistsBase)
 			if err != nil {
@@ -138,7 +151,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		case e.tag == tagNamespace || e.tag == tagClassType || e.tag == tagStructType ||
 			e.tag == tagUnionType || e.tag == tagInterfaceType || e.tag == tagModule:
 			sc := b.newScope(top.scope, e.tag, uint32(e.off), b.resolveStr(e.name, w))
-			stack = append(stack, frame{scope: sc, opened: sc + 1, sub: top.sub, parentSub: -1, node: -1})
+			stack = append(stack, frame{scope: sc, opened: sc + 1, sub: top.sub, parentSub: -1, node: -1, depth: top.depth})
 		case e.tag == tagFormalParameter || e.tag == tagVariable || e.tag == tagEnumerationType ||
 			e.tag == tagArrayType || e.tag == tagSubroutineType || e.tag == tagCallSite || e.tag == tagGNUCallSite:
 			// Nothing below these has code: jump over the children.
@@ -148,7 +161,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 				stack = append(stack, frame{skip: true})
 			}
 		default: // lexical blocks and the like: transparent
-			stack = append(stack, frame{scope: top.scope, sub: top.sub, parentSub: -1, node: -1})
+			stack = append(stack, frame{scope: top.scope, sub: top.sub, parentSub: -1, node: -1, depth: top.depth})
 		}
 	}
 	for _, fr := range stack { // a unit cut short: its open scopes end with it
@@ -182,7 +195,8 @@ func (b *builder) subroutine(e *entry, stack []frame, u *unitInfo, w *walkedUnit
 	order := b.order
 	b.order++
 	fr := frame{scope: top.scope, sub: len(stack), parentSub: top.sub, die: b.nodeEntry(e, w), node: -1,
-		inlined: e.tag == tagInlinedSubroutine, callFile: -1, callLine: uint32(e.callLine), callCol: uint32(e.callCol)}
+		inlined: e.tag == tagInlinedSubroutine, callFile: -1, callLine: uint32(e.callLine), callCol: uint32(e.callCol),
+		depth: top.depth + 1}
 	if e.hasCallFile && e.callFile <= math.MaxInt32 {
 		fr.callFile = int32(e.callFile) // resolved with the line table (linePhase)
 	}

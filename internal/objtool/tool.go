@@ -127,6 +127,11 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 		if debug != nil {
 			debug.Close()
 		}
+		if b.index != nil && t.opts.Warn != nil {
+			for _, w := range b.index.Warnings() {
+				t.opts.Warn(w)
+			}
+		}
 	})
 	return b.index, b.indexErr
 }
