@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -114,6 +117,26 @@ func TestHostileCorpus(t *testing.T) {
 		b := bytes.Clone(elfData)
 		bo.PutUint16(b[h.off:], h.val)
 		add("elf header "+h.name, "evil.elf", b)
+	}
+
+	// A sparse file: .debug_info claims 3 GB that are a hole. Whatever
+	// reads it whole runs out of memory.
+	if ef, err := elf.NewFile(bytes.NewReader(elfData)); err == nil {
+		if sec := ef.Section(".debug_info"); sec != nil {
+			k := slices.Index(ef.Sections, sec)
+			cases = append(cases, hostileCase{name: "sparse elf with a 3 GB .debug_info", file: "evil.elf", write: func(t *testing.T, path string) {
+				b := bytes.Clone(elfData)
+				const at, claim = 1 << 20, 3 << 30
+				bo.PutUint64(b[int(shoff)+k*64+24:], at)
+				bo.PutUint64(b[int(shoff)+k*64+32:], claim)
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(path, at+claim); err != nil {
+					t.Fatal(err)
+				}
+			}})
+		}
 	}
 
 	// .meta files beside a good copy of the object.
@@ -255,9 +278,14 @@ func TestHostileCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.write(t, target)
+			// What the input really holds: a sparse file's holes do not
+			// count.
 			var inputBytes int64
 			if st, err := os.Lstat(target); err == nil && st.Mode().IsRegular() {
 				inputBytes = st.Size()
+				if n, ok := regfile.Allocated(st); ok {
+					inputBytes = min(inputBytes, n)
+				}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -30,6 +30,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // Sizes of ELF64 structures.
@@ -63,6 +65,10 @@ type File struct {
 	r      io.ReaderAt
 	size   int64
 	closer io.Closer
+	// content bounds what sections may hold: the file's size, or for a
+	// sparse file (an *os.File whose blocks are fewer than its size) the
+	// bytes it really occupies.
+	content int64
 
 	symMu    sync.Mutex // guards the decoded symbol table below
 	symIndex int        // its section index, 0 until decoded
@@ -127,8 +133,19 @@ func (f *File) Close() error {
 // NewFile reads and validates the ELF header and section header table of
 // the size-byte object in r; name is used in errors only. It reads two
 // regions: the section header table and the section name table.
+//
+// When r is an *os.File, the sections are also bounded by the storage
+// the file occupies: a sparse file's headers may claim gigabytes that are
+// holes, which reading would turn into memory.
 func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
-	f := &File{Name: name, r: r, size: size}
+	f := &File{Name: name, r: r, size: size, content: size}
+	if fd, ok := r.(*os.File); ok {
+		if st, err := fd.Stat(); err == nil {
+			if n, ok := regfile.Allocated(st); ok && n < size {
+				f.content = n
+			}
+		}
+	}
 	if size < ehdrSize {
 		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF64 header", size)
 	}
@@ -316,6 +333,9 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 	if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL {
 		if s.Offset > uint64(f.size) || s.Size > uint64(f.size)-s.Offset {
 			return f.formatErr("", off, "section %d contents [%#x, +%#x) extend past the end of the file (%d bytes)", i, s.Offset, s.Size, f.size)
+		}
+		if s.Size > uint64(f.content) {
+			return f.formatErr("", off, "section %d claims %d bytes, more than the %d bytes the file holds (its size is %d: a sparse file)", i, s.Size, f.content, f.size)
 		}
 	}
 	n := uint32(len(f.Sections))
