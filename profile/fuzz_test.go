@@ -2,12 +2,17 @@ package profile
 
 import (
 	"bytes"
+	"encoding/json"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // FuzzParseMeta checks that any .meta content parses or fails cleanly:
-// no panic, and sections that are returned never wrap around.
+// no panic, sections that are returned never wrap around, and the
+// streaming decoder accepts exactly what encoding/json decoding the whole
+// document at once accepts, with the same sections.
 func FuzzParseMeta(f *testing.F) {
 	for _, seed := range []string{
 		`{"sections":[{"name":".text","start":140675611394048,"size":1047634}]}`,
@@ -24,9 +29,13 @@ func FuzzParseMeta(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		secs, err := ParseMeta(bytes.NewReader(data))
+		want, ok := wholeDocumentMeta(data)
 		if err != nil {
 			if secs != nil {
 				t.Errorf("ParseMeta returned sections %v with error %v", secs, err)
+			}
+			if ok && len(data) <= maxMetaSize {
+				t.Errorf("ParseMeta refuses what decoding the whole document accepts (%v): %v", want, err)
 			}
 			return
 		}
@@ -35,7 +44,30 @@ func FuzzParseMeta(f *testing.F) {
 				t.Errorf("section %+v wraps around", s)
 			}
 		}
+		if !ok || !slices.Equal(secs, want) {
+			t.Errorf("ParseMeta = %v; decoding the whole document gives %v, %v", secs, want, ok)
+		}
 	})
+}
+
+// wholeDocumentMeta decodes a .meta document at once with
+// json.Unmarshal, as ParseMeta did before it streamed: the reference the
+// fuzzer compares it with. ok is false where that rejects the document
+// (ParseMeta's error cases that are not JSON errors are checked too).
+func wholeDocumentMeta(data []byte) ([]Section, bool) {
+	var doc struct{ Sections *[]metaSection }
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Sections == nil {
+		return nil, false
+	}
+	secs := []Section{}
+	for i, ms := range *doc.Sections {
+		s, err := ms.section(i)
+		if err != nil {
+			return nil, false
+		}
+		secs = append(secs, s)
+	}
+	return secs, true
 }
 
 func TestParseMeta(t *testing.T) {
@@ -59,7 +91,15 @@ func TestParseMeta(t *testing.T) {
 		{name: "empty file", in: " \n", wantErr: "empty file"},
 		{name: "no list", in: `{"objects":[]}`, wantErr: `no "sections" list`},
 		{name: "truncated", in: `{"sections":[{"name":".text"`, wantErr: "malformed JSON"},
-		{name: "syntax error", in: "{\"sections\":\n[{\"name\" \".text\"}]}", wantErr: "malformed JSON: line 2, column 10"},
+		{name: "syntax error", in: "{\"sections\":\n[{\"name\" \".text\"}]}", wantErr: "malformed JSON: line 2, column 2: section 0: invalid character"},
+		{name: "syntax error between entries", in: "{\"sections\":[\n\n   {\"name\":\".text\",\"start\":1,\"size\":1} {}]}", wantErr: "malformed JSON: line 3, column 40: section 1: expected comma after array element"},
+		{name: "error after a long run of spaces", in: `{"sections":[]` + strings.Repeat(" ", 10000) + `x}`, wantErr: "malformed JSON: line 1, column 10015: invalid character 'x'"},
+		{name: "error after long runs of spaces and lines", in: "{\"sections\":[]" + strings.Repeat(" \n", 9000) + "\n  x}", wantErr: "malformed JSON: line 9002, column 3: invalid character 'x'"},
+		{name: "long runs of spaces in a name are kept", in: `{"sections":[{"name":"a\"` + strings.Repeat(" ", 5000) + `b\\","start":1,"size":1}]}`,
+			want: []Section{{Name: `a"` + strings.Repeat(" ", 5000) + `b\`, Start: 1, Size: 1}}},
+		{name: "not an object", in: "[1]", wantErr: "malformed JSON: line 1, column 1: the document is a list, not an object"},
+		{name: "sections not a list", in: `{"sections":{}}`, wantErr: `"sections" is an object, not a list`},
+		{name: "other members skipped", in: `{"x":[1,{"y":[]}],"sections":[{"name":"a","start":1,"size":2}],"z":{}}`, want: []Section{{Name: "a", Start: 1, Size: 2}}},
 		{name: "negative", in: `{"sections":[{"name":".text","start":-4096,"size":16}]}`, wantErr: "malformed JSON"},
 		{name: "fraction", in: `{"sections":[{"name":".text","start":4096.5,"size":16}]}`, wantErr: "malformed JSON"},
 		{name: "missing size", in: `{"sections":[{"name":".text","start":4096}]}`, wantErr: `section 0: missing ["size"]`},
@@ -86,5 +126,25 @@ func TestParseMeta(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseMetaStreams: a .meta document is decoded as it is read: 64 MiB
+// of it (white space around a few sections, which JSON allows) costs the
+// sections, not the document.
+func TestParseMetaStreams(t *testing.T) {
+	const pad = 64 << 20
+	doc := `{"sections":[{"name":".text","start":4096,"size":16},` + strings.Repeat(" ", pad) +
+		`{"name":".data","start":8192,"size":8}]}`
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	secs, err := ParseMeta(strings.NewReader(doc))
+	runtime.ReadMemStats(&after)
+	if err != nil || len(secs) != 2 {
+		t.Fatalf("ParseMeta: %v, %v", secs, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("decoding a %d MiB document allocated %d MiB", len(doc)>>20, alloc>>20)
 	}
 }

@@ -1,13 +1,16 @@
 package profile
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jitpprof/pprof/internal/safename"
 	"io"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // A Section is one section of a JIT object as loaded in the profiled
@@ -24,13 +27,9 @@ func (s Section) Limit() uint64 { return s.Start + s.Size }
 // Contains reports whether addr lies in [s.Start, s.Limit()).
 func (s Section) Contains(addr uint64) bool { return s.Start <= addr && addr-s.Start < s.Size }
 
-// metaFile is the JSON document of a NAME.meta file. encoding/json matches
-// keys case-insensitively, so "sections", "Sections" and "SECTIONS" (and
-// the same for the member keys) are all accepted.
-type metaFile struct {
-	Sections *[]metaSection
-}
-
+// metaSection is one entry of the "sections" list of a NAME.meta file.
+// encoding/json matches keys case-insensitively, so "name", "Name" and
+// "NAME" are all accepted.
 type metaSection struct {
 	Name  *string
 	Start *uint64
@@ -38,9 +37,11 @@ type metaSection struct {
 }
 
 // maxMetaSize bounds how much of a .meta file is read. A section entry
-// takes at least ~30 bytes, so this allows millions of sections while
-// keeping a hostile file from exhausting memory.
+// takes at least ~30 bytes, so this allows millions of sections.
 const maxMetaSize = 256 << 20
+
+// errEmptyMeta is why a .meta file of nothing but white space is refused.
+var errEmptyMeta = errors.New("empty file")
 
 // ParseMeta parses the contents of a NAME.meta file: a JSON object whose
 // "sections" member lists the sections of the object with their "name",
@@ -48,68 +49,276 @@ const maxMetaSize = 256 << 20
 // are returned in file order, unloaded ones (start 0) included. Every
 // entry must have all three members; numbers must be non-negative
 // integers and a section must not wrap around the address space.
+//
+// The document is decoded as it is read, entry by entry: memory follows
+// the sections kept, not the size of the file. When r is also an
+// io.ReaderAt (a file), errors give the line and column.
 func ParseMeta(r io.Reader) ([]Section, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxMetaSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxMetaSize {
+	lr := &io.LimitedReader{R: r, N: maxMetaSize + 1}
+	sq := &squeezer{r: lr}
+	dec := json.NewDecoder(sq)
+	secs, err := decodeMeta(dec)
+	if lr.N <= 0 {
 		return nil, fmt.Errorf("larger than %d MiB", maxMetaSize>>20)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty file")
+	if je, ok := err.(*metaJSONError); ok {
+		off := je.off
+		if off >= 0 {
+			off = sq.inputOffset(off)
+		}
+		return nil, fmt.Errorf("malformed JSON: %w", jsonErrorAt(je.err, off, r))
 	}
-	var doc metaFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", jsonErrorAt(err, data))
+	return secs, err
+}
+
+// maxSpaceRun bounds the white space between two JSON tokens that the
+// decoder sees: encoding/json's Decoder keeps a run of white space in its
+// buffer until the next token, so megabytes of it would cost as much
+// memory. squeezer drops the rest of a longer run.
+const maxSpaceRun = 4096
+
+// A squeezer passes a JSON document through, dropping white space beyond
+// maxSpaceRun bytes in a row outside strings, and remembers where, to map
+// the decoder's offsets back to the document's.
+type squeezer struct {
+	r        io.Reader
+	inString bool
+	escaped  bool
+	run      int   // white space bytes in a row passed so far
+	out      int64 // bytes passed
+	dropped  []squeezed
+	total    int64 // bytes dropped
+}
+
+// squeezed says that by output offset out, total bytes had been dropped.
+type squeezed struct{ out, total int64 }
+
+func (s *squeezer) Read(p []byte) (int, error) {
+	for {
+		n, err := s.r.Read(p)
+		w := 0
+		for _, c := range p[:n] {
+			switch {
+			case s.inString:
+				s.run = 0
+				switch {
+				case s.escaped:
+					s.escaped = false
+				case c == '\\':
+					s.escaped = true
+				case c == '"':
+					s.inString = false
+				}
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+				s.run++
+				if s.run > maxSpaceRun {
+					s.total++
+					if k := len(s.dropped); k > 0 && s.dropped[k-1].out == s.out+int64(w) {
+						s.dropped[k-1].total = s.total
+					} else {
+						s.dropped = append(s.dropped, squeezed{s.out + int64(w), s.total})
+					}
+					continue
+				}
+			default:
+				s.run = 0
+				s.inString = c == '"'
+			}
+			p[w] = c
+			w++
+		}
+		s.out += int64(w)
+		if w > 0 || err != nil || n == 0 {
+			return w, err
+		}
 	}
-	if dec.More() {
-		return nil, errors.New("malformed JSON: trailing data after the top-level object")
+}
+
+// inputOffset maps an offset of the squeezed stream to the document's.
+func (s *squeezer) inputOffset(out int64) int64 {
+	i, _ := slices.BinarySearchFunc(s.dropped, out+1, func(d squeezed, o int64) int { return cmp.Compare(d.out, o) })
+	if i == 0 {
+		return out
 	}
-	if doc.Sections == nil {
+	return out + s.dropped[i-1].total
+}
+
+// metaJSONError is a JSON error at byte off of the document.
+type metaJSONError struct {
+	err error
+	off int64
+}
+
+func (e *metaJSONError) Error() string { return e.err.Error() }
+
+// decodeMeta decodes the document from dec: the top-level object, its
+// "sections" list one entry at a time, and any other member skipped.
+func decodeMeta(dec *json.Decoder) ([]Section, error) {
+	// Token's syntax errors are at the decoder's position in the stream;
+	// Decode's are counted within the value it reads, so an entry's error
+	// is placed at the entry's start instead.
+	fail := func(off int64, err error) error {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn):
+			return &metaJSONError{err, off}
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return &metaJSONError{io.ErrUnexpectedEOF, -1}
+		}
+		return &metaJSONError{err, off}
+	}
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return nil, errEmptyMeta
+	}
+	if err != nil {
+		return nil, fail(dec.InputOffset(), err)
+	}
+	if tok != json.Delim('{') {
+		return nil, &metaJSONError{fmt.Errorf("the document is %v, not an object", tokenKind(tok)), 0}
+	}
+	var secs []Section
+	found := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, fail(dec.InputOffset(), err)
+		}
+		if k, _ := key.(string); !strings.EqualFold(k, "sections") {
+			if err := skipValue(dec); err != nil {
+				return nil, fail(dec.InputOffset(), err)
+			}
+			continue
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fail(dec.InputOffset(), err)
+		}
+		if tok == nil { // "sections": null, as if absent
+			found, secs = false, nil
+			continue
+		}
+		if tok != json.Delim('[') {
+			return nil, &metaJSONError{fmt.Errorf(`"sections" is %v, not a list`, tokenKind(tok)), dec.InputOffset()}
+		}
+		// A later "sections" member replaces an earlier one, as for
+		// encoding/json.
+		found, secs = true, []Section{}
+		for i := 0; dec.More(); i++ {
+			start := dec.InputOffset()
+			var ms metaSection
+			if err := dec.Decode(&ms); err != nil {
+				return nil, fail(start, fmt.Errorf("section %d: %w", i, err))
+			}
+			s, err := ms.section(i)
+			if err != nil {
+				return nil, err
+			}
+			secs = append(secs, s)
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return nil, fail(dec.InputOffset(), err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return nil, fail(dec.InputOffset(), err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &metaJSONError{errors.New("trailing data after the top-level object"), -1}
+	}
+	if !found {
 		return nil, errors.New(`no "sections" list`)
-	}
-	secs := make([]Section, 0, len(*doc.Sections))
-	for i, ms := range *doc.Sections {
-		var missing []string
-		if ms.Name == nil {
-			missing = append(missing, `"name"`)
-		}
-		if ms.Start == nil {
-			missing = append(missing, `"start"`)
-		}
-		if ms.Size == nil {
-			missing = append(missing, `"size"`)
-		}
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("section %d: missing %v", i, missing)
-		}
-		s := Section{Name: *ms.Name, Start: *ms.Start, Size: *ms.Size}
-		if s.Size > math.MaxUint64-s.Start {
-			return nil, fmt.Errorf("section %d (%s): start %#x + size %#x wraps around the address space", i, safename.String(s.Name), s.Start, s.Size)
-		}
-		secs = append(secs, s)
 	}
 	return secs, nil
 }
 
-// jsonErrorAt adds the line and column (1-based) to a JSON syntax or
-// type error.
-func jsonErrorAt(err error, data []byte) error {
-	var off int64 = -1
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		off = syn.Offset - 1 // the offending byte: Offset bytes were read
-	case errors.As(err, &typ):
-		off = typ.Offset // the end of the offending value
+// section checks entry i and returns it as a Section.
+func (ms *metaSection) section(i int) (Section, error) {
+	var missing []string
+	if ms.Name == nil {
+		missing = append(missing, `"name"`)
 	}
-	if off < 0 || off > int64(len(data)) {
+	if ms.Start == nil {
+		missing = append(missing, `"start"`)
+	}
+	if ms.Size == nil {
+		missing = append(missing, `"size"`)
+	}
+	if len(missing) > 0 {
+		return Section{}, fmt.Errorf("section %d: missing %v", i, missing)
+	}
+	s := Section{Name: *ms.Name, Start: *ms.Start, Size: *ms.Size}
+	if s.Size > math.MaxUint64-s.Start {
+		return Section{}, fmt.Errorf("section %d (%s): start %#x + size %#x wraps around the address space", i, safename.String(s.Name), s.Start, s.Size)
+	}
+	return s, nil
+}
+
+// skipValue reads past the next JSON value, however deep, keeping none of
+// it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// tokenKind names the kind of JSON value a token starts.
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "a list"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// jsonErrorAt adds where err happened: the line and column (1-based) of
+// byte off, counted by reading r again from the start when r is an
+// io.ReaderAt, else the byte offset. An unknown offset (-1) adds nothing.
+func jsonErrorAt(err error, off int64, r io.Reader) error {
+	if off < 0 {
 		return err
 	}
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return fmt.Errorf("at byte %d: %w", off, err)
+	}
+	line, col := int64(1), int64(1)
+	buf := make([]byte, 32<<10)
+	for pos := int64(0); pos < off; {
+		n, rerr := ra.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
+		for _, c := range buf[:n] {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		pos += int64(n)
+		if rerr != nil || n == 0 {
+			break
+		}
+	}
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }

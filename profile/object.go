@@ -107,6 +107,58 @@ type objectFiles struct {
 	files []string
 }
 
+// size returns the bytes of the object's files, what loading it may read.
+func (f objectFiles) size() int64 {
+	var n int64
+	for _, p := range f.files {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// loadBudget bounds the bytes of the JIT files being read at once: a
+// directory of a few large .meta files, perf maps or jitdumps is read a
+// file at a time rather than all at once.
+const loadBudget = 256 << 20
+
+// A byteBudget is a counting semaphore of bytes.
+type byteBudget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+	max  int64
+}
+
+func newByteBudget(max int64) *byteBudget {
+	b := &byteBudget{free: max, max: max}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until n bytes (at most the whole budget, for a file larger
+// than it, which then is read alone) are free, takes them and returns how
+// many it took, for release.
+func (b *byteBudget) acquire(n int64) int64 {
+	n = min(max(n, 0), b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	return n
+}
+
+// release gives back n bytes taken by acquire.
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
 // scanDir returns the JIT objects of dir, each kind's grouped by it,
 // sorted by their first file.
 func scanDir(dir string) ([]objectFiles, error) {
@@ -173,11 +225,13 @@ func Load(dirs []string) (*ObjectSet, []error) {
 	objErrs := make([]error, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	budget := newByteBudget(loadBudget)
 	for i, f := range files {
 		wg.Add(1)
 		sem <- struct{}{}
+		n := budget.acquire(f.size())
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { budget.release(n); <-sem; wg.Done() }()
 			objs[i], objErrs[i] = loadObject(f)
 		}()
 	}

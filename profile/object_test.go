@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -131,5 +133,38 @@ func TestParseLimit(t *testing.T) {
 	}
 	if _, _, err := ParseLimit(pb.Bytes(), 1<<20); err != nil {
 		t.Errorf("a small profile: %v", err)
+	}
+}
+
+// TestByteBudget: the bytes taken at once never exceed the budget, a
+// request larger than the budget takes it all (and runs alone), and every
+// request is served.
+func TestByteBudget(t *testing.T) {
+	b := newByteBudget(100)
+	var mu sync.Mutex
+	inFlight, peak := int64(0), int64(0)
+	var wg sync.WaitGroup
+	for _, n := range []int64{60, 60, 30, 500, 10, 0, 100, 45, 55} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			took := b.acquire(n)
+			if took != min(n, 100) {
+				t.Errorf("acquire(%d) took %d", n, took)
+			}
+			mu.Lock()
+			inFlight += took
+			peak = max(peak, inFlight)
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			inFlight -= took
+			mu.Unlock()
+			b.release(took)
+		}()
+	}
+	wg.Wait()
+	if peak > 100 || b.free != 100 {
+		t.Errorf("peak %d bytes in flight (budget 100), %d free at the end", peak, b.free)
 	}
 }
