@@ -29,7 +29,8 @@ import (
 type mcjitRun struct {
 	name string
 	dir  string
-	llvm int // the LLVM version the host was built with
+	llvm int    // the LLVM version the host was built with
+	jit  string // its JIT mode (jit_host --jit): mcjit, orc-rtdyld, orc-jitlink, orc-gdb
 }
 
 func (r mcjitRun) path(name string) string { return filepath.Join(r.dir, name) }
@@ -42,9 +43,9 @@ func (r mcjitRun) env() []string { return []string{"PPROF_BINARY_PATH=" + r.path
 // generates when JITPPROF_FRESH_MCJIT names it.
 func mcjitRuns(t *testing.T) []mcjitRun {
 	t.Helper()
-	runs := []mcjitRun{{name: "golden", dir: filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden"), llvm: 14}}
+	runs := []mcjitRun{{name: "golden", dir: filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden"), llvm: 14, jit: "mcjit"}}
 	if dir := os.Getenv("JITPPROF_FRESH_MCJIT"); dir != "" {
-		runs = append(runs, mcjitRun{name: "fresh", dir: dir, llvm: 14})
+		runs = append(runs, mcjitRun{name: "fresh", dir: dir, llvm: 14, jit: "mcjit"})
 	} else if testenv.InCI() {
 		t.Fatal("JITPPROF_FRESH_MCJIT is not set: under CI, ./test.sh must regenerate the MCJIT fixtures")
 	}
@@ -52,8 +53,32 @@ func mcjitRuns(t *testing.T) []mcjitRun {
 	// of ./test.sh): JITPPROF_FRESH_MCJIT_19=DIR, ...
 	for v := 15; v <= 25; v++ {
 		if dir := os.Getenv(fmt.Sprintf("JITPPROF_FRESH_MCJIT_%d", v)); dir != "" {
-			runs = append(runs, mcjitRun{name: fmt.Sprintf("fresh-llvm%d", v), dir: dir, llvm: v})
+			runs = append(runs, mcjitRun{name: fmt.Sprintf("fresh-llvm%d", v), dir: dir, llvm: v, jit: "mcjit"})
 		}
+	}
+	return runs
+}
+
+// orcModes are jit_host's ORC modes, by the suffix of their variable.
+var orcModes = []struct{ env, jit string }{{"RTDYLD", "orc-rtdyld"}, {"JITLINK", "orc-jitlink"}, {"GDB", "orc-gdb"}}
+
+// orcRuns returns the runs of the same host under ORC, which ./test.sh
+// makes for each LLVM version of its matrix: JITPPROF_FRESH_ORC_19_JITLINK
+// names the directory of LLVM 19's orc-jitlink run, and so on. Their code
+// is where LLVM's memory managers put it, not below libleaf.so, so only
+// the symbolization tests use them.
+func orcRuns(t *testing.T) []mcjitRun {
+	t.Helper()
+	var runs []mcjitRun
+	for v := 14; v <= 25; v++ {
+		for _, m := range orcModes {
+			if dir := os.Getenv(fmt.Sprintf("JITPPROF_FRESH_ORC_%d_%s", v, m.env)); dir != "" {
+				runs = append(runs, mcjitRun{name: fmt.Sprintf("llvm%d-%s", v, m.jit), dir: dir, llvm: v, jit: m.jit})
+			}
+		}
+	}
+	if len(runs) == 0 && testenv.InCI() {
+		t.Fatal("no JITPPROF_FRESH_ORC_* runs: under CI, ./test.sh must run the host under ORC for each LLVM version")
 	}
 	return runs
 }
@@ -86,14 +111,25 @@ func runPProf(t *testing.T, dir string, env []string, args ...string) result {
 	return r
 }
 
-// TestJITMatchesLLVMSymbolizer checks every location of the real MCJIT
-// CPU and heap profiles against llvm-symbolizer: a JIT address gets, in
-// one mapping per object, exactly the frames llvm-symbolizer gives for it
-// in that object; a libleaf.so address (the library right above the JIT
-// code, whose base upstream pprof moves) gets exactly the frames
-// llvm-symbolizer gives for it in libleaf.so.
+// TestJITMatchesLLVMSymbolizer checks every location of the real CPU and
+// heap profiles of the host, under MCJIT and each ORC mode, built with
+// each LLVM version of ./test.sh's matrix, against that version's
+// llvm-symbolizer: a JIT address gets, in one mapping per object, exactly
+// the frames llvm-symbolizer gives for it in that object; a libleaf.so
+// address (the library right above the JIT code, whose base upstream pprof
+// moves) gets exactly the frames llvm-symbolizer gives for it in
+// libleaf.so. With $JITPPROF_MATRIX set, it appends the matrix (version,
+// mode, profile, locations compared, differences) to that file.
 func TestJITMatchesLLVMSymbolizer(t *testing.T) {
-	for _, mr := range mcjitRuns(t) {
+	var matrix []string
+	defer func() {
+		if path := os.Getenv("JITPPROF_MATRIX"); path != "" {
+			if err := os.WriteFile(path, []byte(strings.Join(matrix, "")), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for _, mr := range append(mcjitRuns(t), orcRuns(t)...) {
 		objs, errs := jprofile.Load([]string{mr.jitDir()})
 		if len(errs) != 0 || objs.Len() != 2 {
 			t.Fatalf("%s: loading JIT objects: %d objects, errors %v; want 2 and none", mr.name, objs.Len(), errs)
@@ -120,13 +156,16 @@ func TestJITMatchesLLVMSymbolizer(t *testing.T) {
 				if len(jitLocs) == 0 || len(leafLocs) == 0 {
 					t.Fatalf("found %d JIT objects and %d libleaf.so locations in the profile, want some of each", len(jitLocs), len(leafLocs))
 				}
-				n := 0
+				n, diffs := 0, 0
 				for obj, locs := range jitLocs {
-					n += compareLocations(t, mr.llvm, obj, locs, 0)
+					c, d := compareLocations(t, mr.llvm, obj, locs, 0)
+					n, diffs = n+c, diffs+d
 				}
 				leaf := leafLocs[0].Mapping
-				n += compareLocations(t, mr.llvm, leaf.File, leafLocs, loadBias(t, leaf))
+				c, d := compareLocations(t, mr.llvm, leaf.File, leafLocs, loadBias(t, leaf))
+				n, diffs = n+c, diffs+d
 				t.Logf("%d locations compared with llvm-symbolizer", n)
+				matrix = append(matrix, fmt.Sprintf("| %d | %s | %s | %s | %d | %d |\n", mr.llvm, mr.jit, mr.name, prof, n, diffs))
 			})
 		}
 	}
@@ -134,8 +173,9 @@ func TestJITMatchesLLVMSymbolizer(t *testing.T) {
 
 // compareLocations compares the lines of locs, which belong to the
 // object file obj, with the frames llvm-symbolizer of LLVM version llvm
-// gives for address-bias, and returns how many locations it compared.
-func compareLocations(t *testing.T, llvm int, obj string, locs []*profile.Location, bias uint64) int {
+// gives for address-bias, and returns how many locations it compared and
+// how many differed.
+func compareLocations(t *testing.T, llvm int, obj string, locs []*profile.Location, bias uint64) (n, diffs int) {
 	t.Helper()
 	addrs := make([]uint64, len(locs))
 	for i, l := range locs {
@@ -150,9 +190,10 @@ func compareLocations(t *testing.T, llvm int, obj string, locs []*profile.Locati
 		}
 		if !slices.Equal(got, w) {
 			t.Errorf("%s %#x: frames %q, llvm-symbolizer says %q", filepath.Base(obj), l.Address, got, w)
+			diffs++
 		}
 	}
-	return len(locs)
+	return len(locs), diffs
 }
 
 func describeLines(lines []profile.Line) []string {

@@ -129,6 +129,10 @@ go vet ./...
 "$staticcheck" ./...
 
 step "Fresh MCJIT fixtures (real MCJIT runs, LLVM $llvm_versions)"
+# The hosts are built once per LLVM version and kept by a hash of their
+# inputs: a later ./test.sh with the same sources and compilers compiles
+# nothing (generate.sh says so).
+export JITPPROF_BUILD_CACHE=$build/cache
 fresh=$build/mcjit
 if command -v clang-14 >/dev/null && command -v llvm-config-14 >/dev/null; then
   rm -rf "$fresh"
@@ -150,6 +154,24 @@ for v in $llvm_versions; do
   elif [[ ${CI:-} == true ]]; then
     fail "clang-$v/llvm-config-$v missing: cannot build the MCJIT host against LLVM $v"
   fi
+done
+
+step "The same host under ORC (RuntimeDyld, JITLink, JITLink + debugger support + jitsnap), LLVM $llvm_versions"
+# Each run's profiles are checked against that version's llvm-symbolizer
+# (TestJITMatchesLLVMSymbolizer; the matrix is printed after the Go tests).
+for v in $llvm_versions; do
+  for mode in orc-rtdyld orc-jitlink orc-gdb; do
+    if command -v "clang-$v" >/dev/null && command -v "llvm-config-$v" >/dev/null; then
+      dir=$build/orc-$v-$mode
+      rm -rf "$dir"
+      JITPPROF_LLVM=$v JITPPROF_JIT=$mode JIT_HOST_SECONDS=2 testdata/mcjit/generate.sh "$dir" >/dev/null
+      suffix=${mode#orc-}
+      export "JITPPROF_FRESH_ORC_${v}_${suffix^^}=$dir"
+      echo "LLVM $v $mode: $dir"
+    elif [[ ${CI:-} == true ]]; then
+      fail "clang-$v/llvm-config-$v missing: cannot run the host under ORC with LLVM $v"
+    fi
+  done
 done
 
 step "Fresh Node.js fixtures (perf map and jitdump of a real node run)"
@@ -208,7 +230,12 @@ else
 fi
 
 step "Go tests"
-go test -count=1 ./...
+JITPPROF_MATRIX=$build/llvm-matrix.md go test -count=1 ./...
+
+step "LLVM matrix: pprof's JIT frames against each version's llvm-symbolizer"
+echo "| LLVM | JIT | run | profile | locations | differences |"
+echo "|---|---|---|---|---|---|"
+cat "$build/llvm-matrix.md"
 
 step "Fuzzing (${FUZZTIME:-10s} per fuzzer)"
 for pkg in $(go list ./...); do

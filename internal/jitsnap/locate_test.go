@@ -3,6 +3,7 @@ package jitsnap
 import (
 	"debug/elf"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -268,18 +269,27 @@ func TestFindSymbolsSparse(t *testing.T) {
 	if err := os.Truncate(path, 1<<20+claim); err != nil {
 		t.Fatal(err)
 	}
-	f, err = elfrel.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n, ok := regfile.Allocated(fi)
-	if !ok {
-		t.Skip("the file system does not report allocated blocks")
+	if !ok || n >= fi.Size() {
+		t.Skip("the file system does not report holes")
+	}
+	// Opened as examine opens it, the file is refused at once.
+	if _, err := elfrel.Open(path); err == nil || !strings.Contains(err.Error(), "libsparse.so") || !strings.Contains(err.Error(), "sparse") {
+		t.Errorf("elfrel.Open on a sparse file: %v, want an error naming it", err)
+	}
+	// Read through another ReaderAt, findSymbols' own bound refuses it.
+	fd, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	f, err = elfrel.NewFile(io.NewSectionReader(fd, 0, fi.Size()), fi.Size(), path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

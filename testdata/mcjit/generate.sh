@@ -15,7 +15,14 @@
 #   build/            intermediate files (bitcode)
 #
 # Environment: JIT_HOST_SECONDS (CPU seconds per thread, default 4),
-# JIT_HOST_THREADS (default 2). Needs the Debian packages in packages.txt.
+# JIT_HOST_THREADS (default 2), JITPPROF_LLVM (the LLVM version, default
+# 14), JITPPROF_JIT (the JIT mode of jit_host --jit: mcjit, the default,
+# orc-rtdyld, orc-jitlink or orc-gdb; the ORC modes write no jitdump/ and
+# skip the layout checks), JITPPROF_BUILD_CACHE (a directory where the
+# built bin/ and bitcode are kept by a hash of everything that goes into
+# them: sources, this script, the compilers' and LLVM's versions and
+# flags; a later run with the same inputs copies them instead of
+# compiling). Needs the Debian packages in packages.txt.
 #
 # Exits non-zero, naming the failed check, unless the JIT region sits directly
 # below libleaf.so's r-xp mapping in the profiles, the CPU and heap profiles
@@ -83,6 +90,31 @@ mkdir -p "$build" "$bin"
 cd "$here"
 prefix_map=-fdebug-prefix-map=$here=/proc/self/cwd/testdata/mcjit
 
+llvm_inc=$("llvm-config-$llvm" --includedir)
+read -r -a llvm_ldflags <<<"$("llvm-config-$llvm" --ldflags)"
+read -r -a llvm_libs <<<"$("llvm-config-$llvm" --libs)"
+
+# The build cache key: every input of the build below.
+cache=${JITPPROF_BUILD_CACHE:-}
+key=$({
+  cat generate.sh jit_host.cpp code_layout.cpp code_layout.h leaf.c leaf.h workload.c \
+    ../../jitlistener/pprof_jit_listener.h
+  "clang-$llvm" --version
+  g++ --version
+  "llvm-config-$llvm" --version --cxxflags --ldflags --libs
+  dpkg-query -W libgoogle-perftools-dev 2>/dev/null || true
+  echo "$here"
+} | sha256sum | cut -c1-32)
+if [[ -n $cache && -f $cache/$key/bin/jit_host ]]; then
+  cp -a "$cache/$key/bin/." "$bin/"
+  cp -a "$cache/$key/build/." "$build/"
+  echo "generate.sh: LLVM $llvm build taken from the cache ($cache/$key), nothing compiled" >&2
+  built=cached
+else
+  built=compiled
+fi
+
+if [[ $built == compiled ]]; then
 echo "generate.sh: compiling workload.c to bitcode" >&2
 for part in 1 2; do
   "clang-$llvm" -g -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra -Werror \
@@ -98,9 +130,6 @@ echo "generate.sh: building libleaf.so" >&2
   -Wl,-soname,libleaf.so -Wl,-z,noseparate-code -Wl,-Ttext-segment=$leaf_base
 
 echo "generate.sh: building jit_host" >&2
-llvm_inc=$("llvm-config-$llvm" --includedir)
-read -r -a llvm_ldflags <<<"$("llvm-config-$llvm" --ldflags)"
-read -r -a llvm_libs <<<"$("llvm-config-$llvm" --libs)"
 # -no-pie: the host itself loads at a fixed address too.
 # --no-as-needed: jit_host never calls libleaf; the JIT code does, so the
 # library must be loaded at startup (at its preferred address) regardless.
@@ -112,20 +141,43 @@ g++ -std=c++17 -O1 -fno-omit-frame-pointer "$prefix_map" -Wall -Wextra \
   "-Wl,-rpath,\$ORIGIN" "${llvm_ldflags[@]}" "${llvm_libs[@]}" \
   -ltcmalloc_and_profiler
 
+if [[ -n $cache ]]; then
+  # Into a temporary directory first: an interrupted copy is never a hit.
+  mkdir -p "$cache"
+  tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+  mkdir -p "$tmp/bin" "$tmp/build"
+  cp -a "$bin/." "$tmp/bin/"
+  cp -a "$build"/workload1.bc "$build"/workload2.bc "$tmp/build/"
+  rm -rf "${cache:?}/$key"
+  mv "$tmp" "$cache/$key"
+fi
+fi
+
 if $build_only; then
   echo "generate.sh: built $bin/jit_host and $build/workload{1,2}.bc" >&2
   exit 0
 fi
 
-echo "generate.sh: running jit_host" >&2
-# LLVM's perf listener writes a jitdump of the same code under
-# $JITDUMPDIR/.debug/jit/llvm-IR-jit-DATE-RANDOM/; it is moved to jitdump/.
-JIT_HOST_PERF=1 JITDUMPDIR=$build/jitdump-run \
-  "$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
-  --threads "${JIT_HOST_THREADS:-2}" \
-  "$build/workload1.bc" "$build/workload2.bc"
-mkdir -p "$out/jitdump"
-mv "$build"/jitdump-run/.debug/jit/llvm-IR-jit-*/jit-*.dump "$out/jitdump/"
+jit=${JITPPROF_JIT:-mcjit}
+echo "generate.sh: running jit_host --jit $jit" >&2
+if [[ $jit == mcjit ]]; then
+  # LLVM's perf listener writes a jitdump of the same code under
+  # $JITDUMPDIR/.debug/jit/llvm-IR-jit-DATE-RANDOM/; it is moved to jitdump/.
+  JIT_HOST_PERF=1 JITDUMPDIR=$build/jitdump-run \
+    "$bin/jit_host" --out "$out" --seconds "${JIT_HOST_SECONDS:-4}" \
+    --threads "${JIT_HOST_THREADS:-2}" \
+    "$build/workload1.bc" "$build/workload2.bc"
+  mkdir -p "$out/jitdump"
+  mv "$build"/jitdump-run/.debug/jit/llvm-IR-jit-*/jit-*.dump "$out/jitdump/"
+  layout=()
+else
+  # orc-gdb: jit_host runs jitsnap on itself, built from this checkout.
+  (cd "$here/../.." && go build -o "$build/jitsnap" ./cmd/jitsnap)
+  JIT_HOST_JITSNAP=$build/jitsnap "$bin/jit_host" --jit "$jit" --out "$out" \
+    --seconds "${JIT_HOST_SECONDS:-4}" --threads "${JIT_HOST_THREADS:-2}" \
+    "$build/workload1.bc" "$build/workload2.bc"
+  layout=(--no-layout)
+fi
 
 echo "generate.sh: checking the results" >&2
-python3 check.py --symbolizer "llvm-symbolizer-$llvm" --summary "$out"
+python3 check.py --symbolizer "llvm-symbolizer-$llvm" --summary "${layout[@]}" "$out"

@@ -3,10 +3,23 @@
 // produces the fixtures in testdata/mcjit (see generate.sh, PROVENANCE.md).
 //
 //   jit_host [--out DIR] [--seconds N] [--threads N] [--no-dump] [--hold]
-//            PART1.bc PART2.bc
+//            [--jit MODE] PART1.bc PART2.bc
 //
 // Writes DIR/cpu.prof, DIR/heap.prof, DIR/heap_sample.prof, DIR/maps.txt and,
 // unless --no-dump, DIR/jit/NAME.{elf,meta}.
+//
+// MODE is the JIT the same workload runs under, for the LLVM matrix of
+// ./test.sh (profiles symbolized like llvm-symbolizer, in every mode):
+//   mcjit        MCJIT with pprof_jit::DumpListener and the fixture's code
+//                layout below (the default; the checked-in fixture)
+//   orc-rtdyld   ORC's LLJIT on RuntimeDyld, the listener registered with
+//                pprof_jit::makeDumpingObjectLayer
+//   orc-jitlink  LLJIT on JITLink's ObjectLinkingLayer with
+//                pprof_jit::makeDumpPlugin
+//   orc-gdb      LLJIT on JITLink with debugger support (LLVM's
+//                DebugObjectManagerPlugin and GDB registrar), the objects
+//                copied out of this process by jitsnap ($JIT_HOST_JITSNAP)
+// The ORC modes leave code where LLVM's memory managers put it.
 //
 // The point of the fixture is to reproduce two things upstream pprof gets
 // wrong (doc: JIT-PROFILING.md section 2):
@@ -48,6 +61,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gperftools/heap-profiler.h>
@@ -56,6 +72,11 @@
 
 #include "llvm/ExecutionEngine/ExecutionEngine.h"
 #include "llvm/ExecutionEngine/MCJIT.h"
+#include "llvm/ExecutionEngine/Orc/DebugObjectManagerPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDebugObjectRegistrar.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
@@ -217,6 +238,7 @@ struct Options {
   unsigned HeapRounds = 512;
   bool Dump = true;
   bool Hold = false;
+  std::string JIT = "mcjit";
   std::vector<std::string> Bitcode;
 };
 
@@ -239,17 +261,94 @@ Options parseArgs(int Argc, char **Argv) {
       O.Dump = false;
     else if (A == "--hold")
       O.Hold = true;
+    else if (A == "--jit")
+      O.JIT = Value();
     else if (A.size() > 3 && A.compare(A.size() - 3, 3, ".bc") == 0)
       O.Bitcode.push_back(A);
     else
       die("usage: jit_host [--out DIR] [--seconds N] [--threads N] "
-          "[--no-dump] [--hold] PART1.bc PART2.bc (bad argument " + A + ")");
+          "[--no-dump] [--hold] [--jit MODE] PART1.bc PART2.bc (bad argument " + A + ")");
   }
+  if (O.JIT != "mcjit" && O.JIT != "orc-rtdyld" && O.JIT != "orc-jitlink" && O.JIT != "orc-gdb")
+    die("--jit " + O.JIT + ": want mcjit, orc-rtdyld, orc-jitlink or orc-gdb");
   if (O.Bitcode.empty())
     die("no bitcode files given");
   if (O.Seconds <= 0 || O.Threads == 0)
     die("--seconds and --threads must be positive");
   return O;
+}
+
+// LLJIT::lookup returns a JITEvaluatedSymbol up to LLVM 16 and an
+// ExecutorAddr later; a template keeps the branch for the other one
+// uninstantiated.
+template <typename Sym> uint64_t addressOf(const Sym &S) {
+  if constexpr (std::is_same_v<Sym, llvm::JITEvaluatedSymbol>)
+    return S.getAddress();
+  else
+    return S.getValue();
+}
+
+// compileORC JIT-compiles the modules with LLJIT in the given ORC mode and
+// returns the workload's entry points. The LLJIT stays alive for the run.
+std::pair<RoundFn, RoundFn> compileORC(const Options &Opt,
+                                       std::vector<std::unique_ptr<llvm::Module>> Modules,
+                                       std::unique_ptr<llvm::LLVMContext> Ctx,
+                                       pprof_jit::DumpListener *Dumper) {
+  const std::string Mode = Opt.JIT;
+  auto J = llvm::orc::LLJITBuilder()
+               .setObjectLinkingLayerCreator(
+                   [&](llvm::orc::ExecutionSession &ES, const llvm::Triple &)
+                       -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                     if (Mode == "orc-rtdyld") {
+                       if (Dumper == nullptr)
+                         die("--jit orc-rtdyld needs the dump listener (no --no-dump)");
+                       return pprof_jit::makeDumpingObjectLayer(ES, *Dumper);
+                     }
+                     auto L = std::make_unique<llvm::orc::ObjectLinkingLayer>(ES);
+                     if (Mode == "orc-jitlink") {
+                       if (Dumper == nullptr)
+                         die("--jit orc-jitlink needs the dump listener (no --no-dump)");
+                       L->addPlugin(pprof_jit::makeDumpPlugin(ES, *Dumper));
+                     } else {
+                       auto Registrar = llvm::orc::createJITLoaderGDBRegistrar(ES);
+                       if (!Registrar)
+                         return Registrar.takeError();
+                       L->addPlugin(std::make_unique<llvm::orc::DebugObjectManagerPlugin>(
+                           ES, std::move(*Registrar)));
+                     }
+                     return std::unique_ptr<llvm::orc::ObjectLayer>(std::move(L));
+                   })
+               .create();
+  if (!J)
+    die("creating the LLJIT: " + llvm::toString(J.takeError()));
+  // The JIT code calls malloc, libleaf and the like in this process.
+  auto Gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*J)->getDataLayout().getGlobalPrefix());
+  if (!Gen)
+    die("process symbols: " + llvm::toString(Gen.takeError()));
+  (*J)->getMainJITDylib().addGenerator(std::move(*Gen));
+  llvm::orc::ThreadSafeContext TSCtx(std::move(Ctx));
+  for (auto &M : Modules)
+    if (llvm::Error E = (*J)->addIRModule(llvm::orc::ThreadSafeModule(std::move(M), TSCtx)))
+      die("adding a module: " + llvm::toString(std::move(E)));
+  auto Lookup = [&](const char *Name) {
+    auto Sym = (*J)->lookup(Name);
+    if (!Sym)
+      die(std::string("looking up ") + Name + ": " + llvm::toString(Sym.takeError()));
+    return reinterpret_cast<RoundFn>(addressOf(*Sym));
+  };
+  RoundFn CPURound = Lookup("jit_cpu_round"), HeapRound = Lookup("jit_heap_round");
+  if (Mode == "orc-gdb") {
+    const char *Jitsnap = std::getenv("JIT_HOST_JITSNAP");
+    if (Jitsnap == nullptr)
+      die("--jit orc-gdb needs $JIT_HOST_JITSNAP, the jitsnap to copy the objects with");
+    std::string Cmd = std::string(Jitsnap) + " -pid " + std::to_string(getpid()) +
+                      " -o " + Opt.Out + "/jit >&2";
+    if (int RC = std::system(Cmd.c_str()); RC != 0)
+      die("jitsnap on this process: exit status " + std::to_string(RC));
+  }
+  J->release(); // kept for the whole run; the process ends with _Exit
+  return {CPURound, HeapRound};
 }
 
 } // namespace
@@ -267,7 +366,8 @@ int main(int Argc, char **Argv) {
   // Let the JIT resolve malloc, libleaf's functions and so on in-process.
   llvm::sys::DynamicLibrary::LoadLibraryPermanently(nullptr);
 
-  llvm::LLVMContext Ctx;
+  auto CtxOwner = std::make_unique<llvm::LLVMContext>();
+  llvm::LLVMContext &Ctx = *CtxOwner;
   std::vector<std::unique_ptr<llvm::Module>> Modules;
   for (const std::string &Path : Opt.Bitcode) {
     llvm::SMDiagnostic Err;
@@ -276,6 +376,14 @@ int main(int Argc, char **Argv) {
       die("loading " + Path + ": " + Err.getMessage().str());
     Modules.push_back(std::move(M));
   }
+  RoundFn CPURound = nullptr, HeapRound = nullptr;
+  std::unique_ptr<pprof_jit::DumpListener> Dumper;
+  if (Opt.JIT != "mcjit") {
+    if (Opt.Dump && Opt.JIT != "orc-gdb")
+      Dumper = std::make_unique<pprof_jit::DumpListener>(Opt.Out + "/jit");
+    std::tie(CPURound, HeapRound) =
+        compileORC(Opt, std::move(Modules), std::move(CtxOwner), Dumper.get());
+  } else {
   std::vector<llvm::Module *> Order;
   for (const auto &M : Modules)
     Order.push_back(M.get());
@@ -303,7 +411,6 @@ int main(int Argc, char **Argv) {
 
   // MCJIT registers LLVM's GDB registration listener on its own; ours is
   // the optional second one.
-  std::unique_ptr<pprof_jit::DumpListener> Dumper;
   if (Opt.Dump) {
     Dumper = std::make_unique<pprof_jit::DumpListener>(Opt.Out + "/jit");
     EE->RegisterJITEventListener(Dumper.get());
@@ -330,11 +437,13 @@ int main(int Argc, char **Argv) {
   }
   EE->finalizeObject();
 
-  auto CPURound = reinterpret_cast<RoundFn>(EE->getFunctionAddress("jit_cpu_round"));
-  auto HeapRound = reinterpret_cast<RoundFn>(EE->getFunctionAddress("jit_heap_round"));
+  CPURound = reinterpret_cast<RoundFn>(EE->getFunctionAddress("jit_cpu_round"));
+  HeapRound = reinterpret_cast<RoundFn>(EE->getFunctionAddress("jit_heap_round"));
   if (CPURound == nullptr || HeapRound == nullptr)
     die("jit_cpu_round or jit_heap_round not found in the bitcode");
   fixture::verifyLayout(*Mem);
+  EE.release(); // kept for the whole run; the process ends with _Exit
+  }
   if (Dumper)
     std::fprintf(stderr, "jit_host: dumped %u JIT objects to %s\n",
                  Dumper->written(), Dumper->dir().c_str());
