@@ -153,7 +153,7 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 	// Sections that overlap in the file could make us read and allocate
 	// more than it holds; in a real object, the sections read here occupy
 	// distinct bytes.
-	budget := uint64(f.content)
+	budget := uint64(f.size)
 	for i := 1; i < len(f.Sections); i++ {
 		s := &f.Sections[i]
 		name := s.Name
@@ -322,7 +322,7 @@ func (l *DebugLoader) Section(name string) ([]byte, error) {
 // sections read add up to more than the file holds.
 func (f *File) spend(budget *uint64, s *Section) error {
 	if s.Size > *budget {
-		return f.formatErr(s.Name, -1, "sections read for DWARF add up to more than the %d bytes the file holds: they overlap, or the file is sparse", f.content)
+		return f.formatErr(s.Name, -1, "sections read for DWARF overlap: they add up to more than the %d-byte file", f.size)
 	}
 	*budget -= s.Size
 	return nil

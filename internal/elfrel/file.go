@@ -65,10 +65,7 @@ type File struct {
 	r      io.ReaderAt
 	size   int64
 	closer io.Closer
-	// content bounds what sections may hold: the file's size, or for a
-	// sparse file (an *os.File whose blocks are fewer than its size) the
-	// bytes it really occupies.
-	content int64
+	fd     *os.File // r, when it is a file: asked for holes
 
 	symMu    sync.Mutex // guards the decoded symbol table below
 	symIndex int        // its section index, 0 until decoded
@@ -134,18 +131,12 @@ func (f *File) Close() error {
 // the size-byte object in r; name is used in errors only. It reads two
 // regions: the section header table and the section name table.
 //
-// When r is an *os.File, the sections are also bounded by the storage
-// the file occupies: a sparse file's headers may claim gigabytes that are
-// holes, which reading would turn into memory.
+// When r is an *os.File, a large section that is mostly holes is refused
+// too: a sparse file's headers may claim gigabytes that hold nothing,
+// which reading would turn into memory.
 func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
-	f := &File{Name: name, r: r, size: size, content: size}
-	if fd, ok := r.(*os.File); ok {
-		if st, err := fd.Stat(); err == nil {
-			if n, ok := regfile.Allocated(st); ok && n < size {
-				f.content = n
-			}
-		}
-	}
+	f := &File{Name: name, r: r, size: size}
+	f.fd, _ = r.(*os.File)
 	if size < ehdrSize {
 		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF64 header", size)
 	}
@@ -304,6 +295,10 @@ func (f *File) readProgs(hdr []byte) error {
 	return nil
 }
 
+// minHoleCheck is the smallest section NewFile asks the file system about
+// holes in: smaller ones cost little to read whatever they hold.
+const minHoleCheck = 1 << 20
+
 // headerChunk is how many section headers NewFile reads at a time.
 const headerChunk = 1024
 
@@ -334,8 +329,10 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 		if s.Offset > uint64(f.size) || s.Size > uint64(f.size)-s.Offset {
 			return f.formatErr("", off, "section %d contents [%#x, +%#x) extend past the end of the file (%d bytes)", i, s.Offset, s.Size, f.size)
 		}
-		if s.Size > uint64(f.content) {
-			return f.formatErr("", off, "section %d claims %d bytes, more than the %d bytes the file holds (its size is %d: a sparse file)", i, s.Size, f.content, f.size)
+		if f.fd != nil && s.Size >= minHoleCheck {
+			if holes, ok := regfile.Holes(f.fd, int64(s.Offset), int64(s.Size)); ok && holes > int64(s.Size/2) {
+				return f.formatErr("", off, "section %d claims %d bytes, of which %d are holes of a sparse file", i, s.Size, holes)
+			}
 		}
 	}
 	n := uint32(len(f.Sections))

@@ -61,7 +61,7 @@ func TestSparseFile(t *testing.T) {
 	if err == nil {
 		f.Close()
 	}
-	if err == nil || !strings.Contains(err.Error(), "sparse.elf") || !strings.Contains(err.Error(), "sparse file") {
+	if err == nil || !strings.Contains(err.Error(), "sparse.elf") || !strings.Contains(err.Error(), "holes of a sparse file") {
 		t.Errorf("got %v, want an error naming the file and saying it is sparse", err)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {

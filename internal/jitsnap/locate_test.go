@@ -273,9 +273,8 @@ func TestFindSymbolsSparse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, ok := regfile.Allocated(fi)
-	if !ok || n >= fi.Size() {
-		t.Skip("the file system does not report holes")
+	if n, ok := regfile.Allocated(fi); !ok || n >= fi.Size() {
+		t.Skip("the file system does not make holes")
 	}
 	// Opened as examine opens it, the file is refused at once.
 	if _, err := elfrel.Open(path); err == nil || !strings.Contains(err.Error(), "libsparse.so") || !strings.Contains(err.Error(), "sparse") {
@@ -293,7 +292,7 @@ func TestFindSymbolsSparse(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = findSymbols(f, min(maxSymbolNames, uint64(n)), descriptorSymbol)
+	_, err = findSymbols(f, 1<<20, descriptorSymbol)
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "libsparse.so") || !strings.Contains(err.Error(), "more than the") {
 		t.Errorf("findSymbols on a sparse file: %v, want an error naming it", err)

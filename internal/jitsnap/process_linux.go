@@ -263,13 +263,9 @@ func (p *process) examine(m Mapping) (*examined, error) {
 	if err != nil {
 		return nil, err // names the file
 	}
-	// Symbol names are read only up to what the file really holds: a
-	// sparse file's headers can claim gigabytes of holes.
-	limit := uint64(maxSymbolNames)
-	if n, ok := regfile.Allocated(fi); ok {
-		limit = min(limit, uint64(n))
-	}
-	syms, err := findSymbols(ef, limit, descriptorSymbol, registerCodeSymbol)
+	// elfrel refused sections that are mostly holes of a sparse file;
+	// symbol names are read up to a bound besides.
+	syms, err := findSymbols(ef, maxSymbolNames, descriptorSymbol, registerCodeSymbol)
 	if err != nil {
 		return nil, err
 	}

@@ -69,3 +69,40 @@ func TestAllocated(t *testing.T) {
 		t.Errorf("a 1 GiB file with 3 bytes written occupies %d bytes (%v), want a page or a few", n, ok)
 	}
 }
+
+func TestHoles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sparse")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const mib = 1 << 20
+	// Data in [0, 1 MiB) and [3 MiB, 4 MiB); a hole between.
+	data := make([]byte, mib)
+	for i := range data {
+		data[i] = byte(i) | 1
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, 3*mib); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := Holes(f, 0, mib); !ok || n != 0 {
+		t.Errorf("Holes of the first MiB = %d, %v; want 0", n, ok)
+	}
+	n, ok := Holes(f, 0, 4*mib)
+	if !ok {
+		t.Fatal("Holes: not ok")
+	}
+	if n == 0 {
+		t.Skip("the file system makes no holes")
+	}
+	if n != 2*mib {
+		t.Errorf("Holes of the whole file = %d, want %d", n, 2*mib)
+	}
+	if n, _ := Holes(f, mib/2, 2*mib); n != 3*mib/2 {
+		t.Errorf("Holes of [0.5, 2.5) MiB = %d, want %d", n, 3*mib/2)
+	}
+}
