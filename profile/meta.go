@@ -54,21 +54,37 @@ var errEmptyMeta = errors.New("empty file")
 // the sections kept, not the size of the file. When r is also an
 // io.ReaderAt (a file), errors give the line and column.
 func ParseMeta(r io.Reader) ([]Section, error) {
+	var secs []Section
+	err := scanMeta(r, func() { secs = []Section{} }, func(s Section) error {
+		secs = append(secs, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return secs, nil
+}
+
+// scanMeta decodes the NAME.meta document in r as ParseMeta does, without
+// holding its sections: it calls list at the start of each "sections"
+// list (a later one replaces an earlier one) and each with every entry in
+// file order, and stops at the first error each returns.
+func scanMeta(r io.Reader, list func(), each func(Section) error) error {
 	lr := &io.LimitedReader{R: r, N: maxMetaSize + 1}
 	sq := &squeezer{r: lr}
 	dec := json.NewDecoder(sq)
-	secs, err := decodeMeta(dec)
+	err := decodeMeta(dec, list, each)
 	if lr.N <= 0 {
-		return nil, fmt.Errorf("larger than %d MiB", maxMetaSize>>20)
+		return fmt.Errorf("larger than %d MiB", maxMetaSize>>20)
 	}
 	if je, ok := err.(*metaJSONError); ok {
 		off := je.off
 		if off >= 0 {
 			off = sq.inputOffset(off)
 		}
-		return nil, fmt.Errorf("malformed JSON: %w", jsonErrorAt(je.err, off, r))
+		return fmt.Errorf("malformed JSON: %w", jsonErrorAt(je.err, off, r))
 	}
-	return secs, err
+	return err
 }
 
 // maxSpaceRun bounds the white space between two JSON tokens that the
@@ -152,8 +168,9 @@ type metaJSONError struct {
 func (e *metaJSONError) Error() string { return e.err.Error() }
 
 // decodeMeta decodes the document from dec: the top-level object, its
-// "sections" list one entry at a time, and any other member skipped.
-func decodeMeta(dec *json.Decoder) ([]Section, error) {
+// "sections" list one entry at a time (see scanMeta), and any other
+// member skipped.
+func decodeMeta(dec *json.Decoder, list func(), each func(Section) error) error {
 	// Token's syntax errors are at the decoder's position in the stream;
 	// Decode's are counted within the value it reads, so an entry's error
 	// is placed at the entry's start instead.
@@ -169,67 +186,70 @@ func decodeMeta(dec *json.Decoder) ([]Section, error) {
 	}
 	tok, err := dec.Token()
 	if err == io.EOF {
-		return nil, errEmptyMeta
+		return errEmptyMeta
 	}
 	if err != nil {
-		return nil, fail(dec.InputOffset(), err)
+		return fail(dec.InputOffset(), err)
 	}
 	if tok != json.Delim('{') {
-		return nil, &metaJSONError{fmt.Errorf("the document is %v, not an object", tokenKind(tok)), 0}
+		return &metaJSONError{fmt.Errorf("the document is %v, not an object", tokenKind(tok)), 0}
 	}
-	var secs []Section
 	found := false
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return nil, fail(dec.InputOffset(), err)
+			return fail(dec.InputOffset(), err)
 		}
 		if k, _ := key.(string); !strings.EqualFold(k, "sections") {
 			if err := skipValue(dec); err != nil {
-				return nil, fail(dec.InputOffset(), err)
+				return fail(dec.InputOffset(), err)
 			}
 			continue
 		}
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fail(dec.InputOffset(), err)
+			return fail(dec.InputOffset(), err)
 		}
 		if tok == nil { // "sections": null, as if absent
-			found, secs = false, nil
+			found = false
+			list()
 			continue
 		}
 		if tok != json.Delim('[') {
-			return nil, &metaJSONError{fmt.Errorf(`"sections" is %v, not a list`, tokenKind(tok)), dec.InputOffset()}
+			return &metaJSONError{fmt.Errorf(`"sections" is %v, not a list`, tokenKind(tok)), dec.InputOffset()}
 		}
 		// A later "sections" member replaces an earlier one, as for
 		// encoding/json.
-		found, secs = true, []Section{}
+		found = true
+		list()
 		for i := 0; dec.More(); i++ {
 			start := dec.InputOffset()
 			var ms metaSection
 			if err := dec.Decode(&ms); err != nil {
-				return nil, fail(start, fmt.Errorf("section %d: %w", i, err))
+				return fail(start, fmt.Errorf("section %d: %w", i, err))
 			}
 			s, err := ms.section(i)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			secs = append(secs, s)
+			if err := each(s); err != nil {
+				return err
+			}
 		}
 		if _, err := dec.Token(); err != nil { // ]
-			return nil, fail(dec.InputOffset(), err)
+			return fail(dec.InputOffset(), err)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // }
-		return nil, fail(dec.InputOffset(), err)
+		return fail(dec.InputOffset(), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, &metaJSONError{errors.New("trailing data after the top-level object"), -1}
+		return &metaJSONError{errors.New("trailing data after the top-level object"), -1}
 	}
 	if !found {
-		return nil, errors.New(`no "sections" list`)
+		return errors.New(`no "sections" list`)
 	}
-	return secs, nil
+	return nil
 }
 
 // section checks entry i and returns it as a Section.

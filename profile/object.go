@@ -360,10 +360,6 @@ func checkMeta(path string, elfSecs []elfSection) error {
 		return fail(err)
 	}
 	defer f.Close()
-	meta, err := ParseMeta(f)
-	if err != nil {
-		return fail(err)
-	}
 	type key struct {
 		name        string
 		start, size uint64
@@ -374,17 +370,23 @@ func checkMeta(path string, elfSecs []elfSection) error {
 			inELF[key{s.Name, s.Start, s.Size}]++
 		}
 	}
+	// Each entry is checked as it is decoded, and only counted: a .meta
+	// file of millions of entries costs no more than a small one.
 	inMeta := map[key]int{}
-	for _, s := range meta {
+	err = scanMeta(f, func() { clear(inMeta) }, func(s Section) error {
 		if s.Start == 0 {
-			continue
+			return nil
 		}
 		k := key{s.Name, s.Start, s.Size}
 		if inELF[k] == 0 {
-			return fail(fmt.Errorf("section %s at %#x size %#x disagrees with %s: %s",
-				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name)))
+			return fmt.Errorf("section %s at %#x size %#x disagrees with %s: %s",
+				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name))
 		}
 		inMeta[k]++
+		return nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	for _, s := range elfSecs {
 		if s.exec && s.Start != 0 && s.Size != 0 && inMeta[key{s.Name, s.Start, s.Size}] == 0 {
