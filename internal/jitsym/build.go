@@ -47,6 +47,7 @@ type builder struct {
 	abbrevBudget int64            // bytes parseAbbrevs may still decode
 	tableAt      map[uint64]int32 // line table index by .debug_line offset
 	lineBudget   int64            // bytes of line programs that may still be decoded
+	rowBudget    int64            // line table rows that may still be kept (see bytesPerRow)
 	rangeBudget  int64            // address ranges that may still be collected
 	qualBudget   int64            // bytes of qualified names that may still be built
 	pathBudget   int64            // bytes of file paths that may still be built
@@ -116,6 +117,7 @@ func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, qualify bo
 	}
 	b.abbrevBudget = 2*size(".debug_abbrev") + 4096
 	b.lineBudget = 2*line + 4096
+	b.rowBudget = line/bytesPerRow + 4096
 	b.rangeBudget = (info+size(".debug_ranges")+size(".debug_rnglists"))/2 + 1024
 	b.pathBudget = 4*(line+size(".debug_line_str")+str+info) + 1<<20
 	b.qualBudget = 4*(str+info) + 1<<20

@@ -238,6 +238,14 @@ type lineState struct {
 // its encoding, not a buffer of rows besides.
 const maxPartRows = 1 << 14
 
+// bytesPerRow is the fewest bytes of .debug_line each row of an object's
+// line tables may take on average. A row needs at least one opcode byte,
+// and real programs also set columns and files, toggle is_stmt, and set
+// the address and end each sequence: LLVM's and GCC's take 3 bytes or
+// more a row. A program of one-byte rows (16 MB of them took 365 MB to
+// index) is refused at half its rows, with an error naming the file.
+const bytesPerRow = 2
+
 // runLineProgram runs the line number program at c (DWARF 5, section
 // 6.2.5), appending the rows of each sequence to the Symbolizer and the
 // files DW_LNE_define_file adds to tbl.
@@ -287,6 +295,8 @@ func (b *builder) runLineProgram(c *cursor, h *lineHeader, u lineUnit, tbl *line
 		r := row{off: uint32(st.addr - seqLow), line: st.line, file: st.file, col: st.col}
 		if n := len(rows); n > 0 && rows[n-1].off == r.off {
 			rows[n-1] = r
+		} else if b.rowBudget--; b.rowBudget < 0 {
+			c.fail("more than one line table row per %d bytes of .debug_line: not a compiler's line tables", bytesPerRow)
 		} else {
 			rows = append(rows, r)
 		}

@@ -101,7 +101,7 @@ func TestLineTable(t *testing.T) {
 		}
 		s := &Symbolizer{}
 		b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
-			lineBudget: 1 << 20, pathBudget: 1 << 20}
+			lineBudget: 1 << 20, rowBudget: 1 << 20, pathBudget: 1 << 20}
 		b.debugLine = lineProgram(version, dirs, files, prog, &lineStr)
 		b.debugLineStr = lineStr
 		ti, err := b.lineTable(0, lineUnit{compDir: "/build"})
@@ -156,7 +156,7 @@ func TestLineTableErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &builder{s: &Symbolizer{}, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
-				lineBudget: 1 << 20, pathBudget: 1 << 20, debugLine: tt.data}
+				lineBudget: 1 << 20, rowBudget: 1 << 20, pathBudget: 1 << 20, debugLine: tt.data}
 			_, err := b.lineTable(tt.off, lineUnit{})
 			var de *decodeError
 			if !errors.As(err, &de) || de.sec != ".debug_line" || !strings.Contains(err.Error(), tt.want) {
@@ -184,7 +184,7 @@ func TestLineTableOddAddresses(t *testing.T) {
 	)
 	s := &Symbolizer{}
 	b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
-		lineBudget: 1 << 20, pathBudget: 1 << 20}
+		lineBudget: 1 << 20, rowBudget: 1 << 20, pathBudget: 1 << 20}
 	b.debugLine = lineProgram(4, nil, [][2]any{{"a.c", 0}}, prog, nil)
 	ti, err := b.lineTable(0, lineUnit{compDir: "/b"})
 	if err != nil {
@@ -216,21 +216,33 @@ func TestLineTableOddAddresses(t *testing.T) {
 	}
 }
 
-// TestLineTableDenseMemory: a line program of one-byte rows (each a
-// special opcode) costs memory in proportion to its size: the rows of a
-// sequence are encoded a part at a time, not buffered whole.
+// TestLineTableDenseMemory: a dense line program (three bytes a row: a
+// column and a special opcode) costs memory in proportion to its size:
+// the rows of a sequence are encoded a part at a time, not buffered
+// whole. One of one-byte rows, denser than any compiler's, is refused
+// (see bytesPerRow).
 func TestLineTableDenseMemory(t *testing.T) {
 	const rows = 4 << 20
-	prog := append(setAddress(0x100000), make([]byte, rows)...)
-	for i := len(prog) - rows; i < len(prog); i++ {
-		prog[i] = special(1, 1)
+	program := func(row []byte) []byte {
+		prog := setAddress(0x100000)
+		for range rows {
+			prog = append(prog, row...)
+		}
+		prog = append(prog, endSequence()...)
+		var lineStr []byte
+		return lineProgram(4, nil, [][2]any{{"dense.c", 0}}, prog, &lineStr)
 	}
-	prog = append(prog, endSequence()...)
-	var lineStr []byte
-	data := lineProgram(4, nil, [][2]any{{"dense.c", 0}}, prog, &lineStr)
-	s := &Symbolizer{}
-	b := &builder{s: s, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
-		lineBudget: 2 * int64(len(data)), pathBudget: 1 << 20, debugLine: data}
+	newBuilder := func(data []byte) *builder {
+		return &builder{s: &Symbolizer{}, bo: binary.LittleEndian, tableAt: map[uint64]int32{}, fileIDs: map[string]int32{},
+			lineBudget: 2 * int64(len(data)), rowBudget: int64(len(data))/bytesPerRow + 4096, pathBudget: 1 << 20, debugLine: data}
+	}
+	if _, err := newBuilder(program([]byte{special(1, 1)})).lineTable(0, lineUnit{compDir: "/src"}); err == nil ||
+		!strings.Contains(err.Error(), "more than one line table row per 2 bytes of .debug_line") {
+		t.Errorf("one-byte rows: got %v, want the row limit", err)
+	}
+	data := program([]byte{lnsSetColumn, 0, special(1, 1)})
+	b := newBuilder(data)
+	s := b.s
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
