@@ -31,6 +31,13 @@ type hostileCase struct {
 	// profile reports that the case replaces the profile itself, so that
 	// pprof must fail cleanly instead of symbolizing the rest.
 	profile bool
+	// sample adds a sample at hostileText to the profile, so that the JIT
+	// object written there is indexed.
+	sample bool
+	// wantErr, if set, must appear on stderr.
+	wantErr string
+	// maxRSS, if set, replaces the usual bound on peak RSS.
+	maxRSS int64
 }
 
 // TestHostileCorpus runs pprof on well over a hundred generated hostile
@@ -135,7 +142,7 @@ func TestHostileCorpus(t *testing.T) {
 				if err := os.Truncate(path, at+claim); err != nil {
 					t.Fatal(err)
 				}
-			}})
+			}, wantErr: "are holes of a sparse file"})
 		}
 	}
 
@@ -257,6 +264,9 @@ func TestHostileCorpus(t *testing.T) {
 		cases = append(cases, hostileCase{name: "profile " + p.name, file: "cpu.prof", write: writeBytes(p.data), profile: true})
 	}
 
+	cases = append(cases, dwarfCases(elfData)...)
+	sampledProf := withSampleAt(t, profData, hostileText+4)
+
 	if len(cases) < 100 {
 		t.Fatalf("only %d cases", len(cases))
 	}
@@ -274,7 +284,7 @@ func TestHostileCorpus(t *testing.T) {
 			target := filepath.Join(jit, tc.file)
 			if tc.profile {
 				target = prof
-			} else if err := os.WriteFile(prof, profData, 0o644); err != nil {
+			} else if err := os.WriteFile(prof, map[bool][]byte{false: profData, true: sampledProf}[tc.sample], 0o644); err != nil {
 				t.Fatal(err)
 			}
 			tc.write(t, target)
@@ -312,7 +322,11 @@ func TestHostileCorpus(t *testing.T) {
 			if rss == 0 {
 				t.Fatalf("no peak RSS from %s", timeTool)
 			}
-			if limit := max(256<<20, 4*inputBytes); rss > limit {
+			limit := max(256<<20, 4*inputBytes)
+			if tc.maxRSS != 0 {
+				limit = tc.maxRSS
+			}
+			if rss > limit {
 				t.Errorf("peak RSS %d MiB, over %d MiB", rss>>20, limit>>20)
 			}
 			worstTime, worstRSS = max(worstTime, elapsed), max(worstRSS, rss)
@@ -332,6 +346,9 @@ func TestHostileCorpus(t *testing.T) {
 				if !bytes.Contains(r.stdout, []byte(fn)) {
 					t.Errorf("%s lost: the rest of the profile must stay symbolized\n%.3000s\n%.2000s", fn, r.stdout, r.stderr)
 				}
+			}
+			if tc.wantErr != "" && !bytes.Contains(r.stderr, []byte(tc.wantErr)) {
+				t.Errorf("stderr does not say %q:\n%.2000s", tc.wantErr, r.stderr)
 			}
 			if bytes.ContainsAny(r.stderr, "\x1b\x07") {
 				t.Errorf("control characters reached stderr: %q", r.stderr)
