@@ -25,6 +25,7 @@ type frame struct {
 	sub       int       // stack index of the innermost subroutine frame, or -1
 	parentSub int       // for a subroutine frame: the sub of its parent
 	skip      bool      // the children are of no interest
+	cut       bool      // skipped below a subroutine nested too deep: its subroutines count as cut
 	inlined   bool      // DW_TAG_inlined_subroutine
 	die       nodeEntry // for a subroutine frame
 	node      int32     // node index once created, or -1
@@ -129,15 +130,19 @@ func (b *builder) walkUnit(h *unitHeader) error {
 			continue
 		}
 		top := stack[len(stack)-1]
+		sub := e.tag == tagSubprogram || e.tag == tagInlinedSubroutine
 		switch {
 		case top.skip:
-			if e.children {
-				stack = append(stack, frame{skip: true})
+			if top.cut && sub {
+				b.tooDeep++ // one of the subroutines below a cut one
 			}
-		case (e.tag == tagSubprogram || e.tag == tagInlinedSubroutine) && top.depth >= maxInlineDepth:
+			if e.children {
+				stack = append(stack, frame{skip: true, cut: top.cut})
+			}
+		case sub && top.depth >= maxInlineDepth:
 			b.tooDeep++
 			if e.children {
-				stack = append(stack, frame{skip: true})
+				stack = append(stack, frame{skip: true, cut: true})
 			}
 		case e.tag == tagSubprogram || e.tag == tagInlinedSubroutine:
 			fr, err := b.subroutine(&e, stack, &u, w, rnglistsBase, hasRnglistsBase)
