@@ -358,7 +358,13 @@ func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
 	close(stop)
 	wg.Wait()
 	for _, err := range errs {
-		j.warnOnce(fmt.Sprintf("JIT objects: %v; leaving it to pprof's symbolizer (binutils)", err))
+		if j.tool != nil {
+			// pprof's symbolizer asks the same object tool, which
+			// cannot read the object either.
+			j.warnOnce(fmt.Sprintf("JIT objects: %v; its addresses stay unsymbolized", err))
+		} else {
+			j.warnOnce(fmt.Sprintf("JIT objects: %v; leaving it to pprof's symbolizer (binutils)", err))
+		}
 	}
 }
 

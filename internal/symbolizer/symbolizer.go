@@ -13,6 +13,7 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/oncemap"
+	"github.com/jitpprof/pprof/internal/safename"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -91,7 +92,19 @@ type OpenError struct {
 	Err  error
 }
 
-func (e *OpenError) Error() string { return e.Path + ": " + e.Err.Error() }
+// Error returns "PATH: what was wrong". A reader's error that names the
+// same file itself (elfrel's, jitdump's) gives only its reason, so the
+// path is not said twice.
+func (e *OpenError) Error() string {
+	msg := e.Err.Error()
+	if r, ok := e.Err.(interface {
+		FileName() string
+		Reason() string
+	}); ok && r.FileName() == e.Path {
+		msg = r.Reason()
+	}
+	return safename.String(e.Path) + ": " + msg
+}
 
 // Unwrap returns the underlying error.
 func (e *OpenError) Unwrap() error { return e.Err }
