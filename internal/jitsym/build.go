@@ -37,7 +37,7 @@ type builder struct {
 	file    string
 	qualify bool // qualify short names with their scopes (see nameNodes)
 	bo      binary.ByteOrder
-	l       *elfrel.DebugLoader
+	l       Sections
 
 	// Sections, each loaded for the phases that read it, nil otherwise.
 	debugInfo, debugAbbrev, debugLine, debugStr, debugLineStr []byte
@@ -98,7 +98,7 @@ type walkedUnit struct {
 }
 
 // build fills s from the DWARF sections l loads.
-func build(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, qualify bool) error {
+func build(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool) error {
 	b := &builder{
 		qualify: qualify,
 		s:       s,

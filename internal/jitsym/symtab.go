@@ -46,12 +46,6 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		return err
 	}
 
-	type cand struct {
-		addr, size, end uint64
-		name            string
-		index           int32 // in the symbol table: the last of equals wins
-		file            int32 // Symbolizer.symFile index of the STT_FILE name before a local one, or -1
-	}
 	cs := make([]cand, 0, n)
 	lastFile := int32(-1)
 	err = each(true, func(i int, sym *elfrel.Symbol) error {
@@ -93,6 +87,21 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 	if err != nil {
 		return err
 	}
+	return s.setSymbols(f.Name, cs)
+}
+
+// cand is a symbol buildSymbols or buildForeignSymbols keeps.
+type cand struct {
+	addr, size, end uint64
+	name            string
+	index           int32 // in the symbol table: the last of equals wins
+	file            int32 // Symbolizer.symFile index of the STT_FILE name before a local one, or -1
+}
+
+// setSymbols sorts cs and fills s's symbol index with them, keeping the
+// last (largest) of each address; an end of 0 with a size of 0 extends to
+// the next symbol.
+func (s *Symbolizer) setSymbols(file string, cs []cand) error {
 	slices.SortFunc(cs, func(a, b cand) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
 			return c
@@ -121,7 +130,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		}
 	}
 	if size > math.MaxUint32 {
-		return &elfrel.UnsupportedError{File: f.Name, Msg: "symbol names of 4 GiB or more"}
+		return &elfrel.UnsupportedError{File: file, Msg: "symbol names of 4 GiB or more"}
 	}
 	var names strings.Builder
 	names.Grow(size)

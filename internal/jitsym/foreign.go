@@ -1,0 +1,73 @@
+package jitsym
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// Sections supplies an object's DWARF sections by their ELF names
+// (".debug_info", ".debug_line", ...), as *elfrel.DebugLoader does for an
+// ELF file. It is the seam through which other containers (Mach-O, PE,
+// 32-bit ELF) feed the one DWARF decoder.
+type Sections interface {
+	// Size returns the size of the named section once loaded, or 0 if
+	// the object has none.
+	Size(name string) uint64
+	// Section returns the contents of the named section, or nil and no
+	// error if the object has none. Errors name the file.
+	Section(name string) ([]byte, error)
+}
+
+var _ Sections = (*elfrel.DebugLoader)(nil)
+
+// A Sym is a symbol of an object that is not a 64-bit ELF file: a name for
+// the addresses [Addr, Addr+Size). A Size of 0 extends it to the next
+// symbol.
+type Sym struct {
+	Name       string
+	Addr, Size uint64
+}
+
+// NewFromSections builds the index of an object of another container
+// format, named name, from its DWARF sections (nil if it has none) and
+// its symbols, whose order does not matter; of several at one address,
+// the largest, then the last, is kept. Multi-byte DWARF values are read in
+// byte order bo. The Symbolizer keeps no reference to sections or syms.
+func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms []Sym) (*Symbolizer, error) {
+	s := &Symbolizer{name: name}
+	cs := make([]cand, 0, len(syms))
+	for i, sym := range syms {
+		if i > math.MaxInt32 {
+			break
+		}
+		c := cand{addr: sym.Addr, size: sym.Size, name: sym.Name, index: int32(i), file: -1}
+		c.end = c.addr + c.size
+		if c.end < c.addr {
+			c.end = ^uint64(0)
+		}
+		if c.size == 0 {
+			c.end = 0 // up to the next symbol
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) > 0 {
+		if err := s.setSymbols(name, cs); err != nil {
+			return nil, err
+		}
+	}
+	if sections == nil || sections.Size(".debug_info") == 0 {
+		return s, nil
+	}
+	err := build(s, bo, sections, false)
+	if errors.Is(err, elfrel.ErrNoDWARF) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.hasDWARF = len(s.units) > 0
+	return s, nil
+}
