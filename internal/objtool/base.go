@@ -35,12 +35,8 @@ func textProgHeader(f *elfrel.File) *elf.ProgHeader {
 		if s.Name != ".text" {
 			continue
 		}
-		for i := range f.Progs {
-			p := &f.Progs[i]
-			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && s.Addr >= p.Vaddr && s.Addr < p.Vaddr+p.Memsz {
-				ph := *p
-				return &ph
-			}
+		if ph := textSegment(f.Progs, s.Addr); ph != nil {
+			return ph
 		}
 	}
 	return nil
@@ -49,11 +45,17 @@ func textProgHeader(f *elfrel.File) *elf.ProgHeader {
 // programHeader returns the segment of f that the mapping m and the
 // address addr fall in (binutils' elfMapping.findProgramHeader).
 func (m *mapping) programHeader(f *elfrel.File, addr uint64) (*elf.ProgHeader, error) {
+	return programHeaderOf(m, f.Progs, textProgHeader(f), addr)
+}
+
+// programHeaderOf is programHeader for the program headers progs of a
+// file whose .text is in the segment text (nil if none).
+func programHeaderOf(m *mapping, progs []elf.ProgHeader, text *elf.ProgHeader, addr uint64) (*elf.ProgHeader, error) {
 	if m.kernelOffset != nil || m.start >= m.limit || m.limit >= 1<<63 {
-		return textProgHeader(f), nil
+		return text, nil
 	}
 	var phdrs []elf.ProgHeader
-	for _, p := range f.Progs {
+	for _, p := range progs {
 		if p.Type == elf.PT_LOAD {
 			phdrs = append(phdrs, p)
 		}

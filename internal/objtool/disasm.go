@@ -34,6 +34,9 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		}
 		return t.disasmDump(df, start, end, intelSyntax)
 	}
+	if e, ok := t.foreignFor(file); ok {
+		return t.disasmForeign(e, start, end, intelSyntax)
+	}
 	b := t.load(file)
 	if b.err != nil {
 		if fb, ok := t.fallbackFor(file); ok {

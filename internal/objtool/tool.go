@@ -56,6 +56,9 @@ type Tool struct {
 	opts  Options
 	bins  oncemap.Map[string, *binFile]
 	dumps oncemap.Map[string, *dumpFile]
+	// foreign holds the binaries read with the standard library:
+	// Mach-O, PE, and ELF files of another class or machine.
+	foreign oncemap.Map[string, *foreignEntry]
 
 	mu          sync.Mutex
 	fellBack    map[string]bool // files handed to the fallback
@@ -147,6 +150,16 @@ func (t *Tool) Close() error {
 				d.f.Close()
 			}
 		}
+		for _, e := range t.foreign.Drain() {
+			if e.b != nil {
+				if err := e.b.close(); err != nil && first == nil {
+					first = err
+				}
+			}
+			if e.index != nil {
+				e.index.Close()
+			}
+		}
 		for _, b := range t.bins.Drain() {
 			if b.f != nil {
 				if err := b.f.Close(); err != nil && first == nil {
@@ -198,18 +211,37 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 		// Not a word about files of no object format: pprof tries the
 		// first command-line argument as a binary, and it is often a
 		// profile.
-		if format := formatOf(magic); format != "" {
-			if fb, ok := t.fallBack(name, format); ok {
-				return fb.Open(name, start, limit, offset, relocationSymbol)
-			}
+		format := formatOf(magic)
+		if format == "" {
+			return nil, fmt.Errorf("unrecognized binary format: %s", name)
 		}
-		return nil, fmt.Errorf("unrecognized binary format: %s", name)
+		e := t.loadForeign(name, magic)
+		if e.err == nil {
+			return t.openForeignFile(e, start, limit, offset)
+		}
+		if fb, ok := t.fallBack(name, format+" that could not be read ("+e.err.Error()+")"); ok {
+			return fb.Open(name, start, limit, offset, relocationSymbol)
+		}
+		return nil, e.err
 	}
 	b := t.load(name)
 	if b.err != nil {
 		var unsupported *elfrel.UnsupportedError
 		if errors.As(b.err, &unsupported) && unsupported.Section == "" {
-			if fb, ok := t.fallBack(name, "an ELF file of a kind ("+unsupported.Msg+")"); ok {
+			// Another class or machine: the standard library reads
+			// executables and shared libraries; relocatable objects,
+			// whose DWARF needs relocating, are left to the fallback.
+			e := t.loadForeign(name, magic)
+			if e.err == nil {
+				return t.openForeignFile(e, start, limit, offset)
+			}
+			why := "an ELF file of a kind (" + unsupported.Msg + ")"
+			if e.err != errNotForeign {
+				why += " that could not be read (" + e.err.Error() + ")"
+			} else {
+				why = "a relocatable ELF file of a kind (" + unsupported.Msg + ")"
+			}
+			if fb, ok := t.fallBack(name, why); ok {
 				return fb.Open(name, start, limit, offset, relocationSymbol)
 			}
 		}

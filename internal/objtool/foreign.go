@@ -1,0 +1,481 @@
+package objtool
+
+import (
+	"cmp"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/jitpprof/pprof/internal/jitsym"
+)
+
+// foreignBin is a binary whose container package elfrel does not read:
+// Mach-O (thin or fat), PE, or an ELF file of another class or machine,
+// read with the standard library's debug/macho, debug/pe and debug/elf.
+// Its DWARF is indexed by the same decoder as an ELF file's
+// (jitsym.NewFromSections).
+type foreignBin struct {
+	path    string
+	format  string // "Mach-O", "PE", "ELF"
+	closer  io.Closer
+	bo      binary.ByteOrder
+	machine elf.Machine // for the disassembler; EM_NONE if unknown
+	buildID string      // hex: Mach-O LC_UUID or ELF GNU build ID; "" otherwise
+
+	dwarf map[string]rawSection // by ELF name: ".debug_info", ...
+	code  []rawSection          // executable sections, by address
+	syms  []jitsym.Sym
+
+	// Base computation (see foreignFile.base).
+	textAddr  uint64 // Mach-O: __TEXT's vmaddr, if hasText
+	hasText   bool
+	imageBase uint64 // PE: the optional header's ImageBase
+	elfType   elf.Type
+	progs     []elf.ProgHeader // ELF: every program header
+	textPH    *elf.ProgHeader  // ELF: the segment holding .text, or nil
+}
+
+// rawSection is one section of a foreign binary.
+type rawSection struct {
+	name       string
+	addr, size uint64
+	data       func() ([]byte, error)
+}
+
+// foreignSections serves a foreignBin's DWARF sections to jitsym.
+type foreignSections struct {
+	file string
+	m    map[string]rawSection
+}
+
+func (s foreignSections) Size(name string) uint64 { return s.m[name].size }
+
+func (s foreignSections) Section(name string) ([]byte, error) {
+	sec, ok := s.m[name]
+	if !ok {
+		return nil, nil
+	}
+	b, err := sec.data()
+	if err != nil {
+		return nil, fmt.Errorf("reading section %s of %s: %w", sec.name, s.file, err)
+	}
+	return b[:min(uint64(len(b)), sec.size)], nil
+}
+
+// index builds b's jitsym index.
+func (b *foreignBin) index() (*jitsym.Symbolizer, error) {
+	return jitsym.NewFromSections(b.path, b.bo, foreignSections{file: b.path, m: b.dwarf}, b.syms)
+}
+
+func (b *foreignBin) close() error {
+	if b.closer != nil {
+		return b.closer.Close()
+	}
+	return nil
+}
+
+// errNotForeign says that a file is in none of the formats foreignBin reads.
+var errNotForeign = errors.New("not a Mach-O, PE or ELF file")
+
+// openForeign reads the binary at path, whose first bytes are magic.
+func openForeign(path string, magic []byte) (*foreignBin, error) {
+	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
+	switch {
+	case string(magic) == elf.ELFMAG:
+		return openELF(path)
+	case le == macho.MagicFat || be == macho.MagicFat:
+		return openFatMachO(path)
+	case le == macho.Magic32 || le == macho.Magic64 || be == macho.Magic32 || be == macho.Magic64:
+		f, err := macho.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		}
+		b, err := fromMachO(path, f, f)
+		if err == nil && b.dwarf[".debug_info"].size == 0 {
+			b.addDSYM()
+		}
+		return b, err
+	case string(magic[:2]) == "MZ":
+		return openPE(path)
+	}
+	return nil, errNotForeign
+}
+
+// machoCPU is the Mach-O CPU type of the host, which picks the member of
+// a fat file as upstream pprof picks it (binutils' openFatMachO).
+func machoCPU() (macho.Cpu, bool) {
+	switch runtime.GOARCH {
+	case "386":
+		return macho.Cpu386, true
+	case "amd64", "amd64p32":
+		return macho.CpuAmd64, true
+	case "arm", "armbe", "arm64", "arm64be":
+		return macho.CpuArm, true
+	case "ppc":
+		return macho.CpuPpc, true
+	case "ppc64", "ppc64le":
+		return macho.CpuPpc64, true
+	}
+	return 0, false
+}
+
+func openFatMachO(path string) (*foreignBin, error) {
+	ff, err := macho.OpenFat(path)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+	}
+	if len(ff.Arches) == 0 {
+		ff.Close()
+		return nil, fmt.Errorf("empty fat Mach-O file: %s", path)
+	}
+	cpu, ok := machoCPU()
+	if !ok {
+		ff.Close()
+		return nil, fmt.Errorf("unsupported host architecture for %s: %s", path, runtime.GOARCH)
+	}
+	// Upstream asks for macho.CpuArm on arm64 hosts, which no arm64
+	// member matches; the 64-bit variant of the host's CPU is taken too.
+	for _, a := range ff.Arches {
+		if a.Cpu == cpu || a.Cpu == cpu|0x01000000 {
+			return fromMachO(path, a.File, ff)
+		}
+	}
+	ff.Close()
+	return nil, fmt.Errorf("architecture not found in %s: %s", path, runtime.GOARCH)
+}
+
+// machoDWARFName returns the ELF name of the Mach-O section sect of
+// segment seg if it is a DWARF section ("__debug_info" in "__DWARF" is
+// ".debug_info"), or "". Section names are cut at 16 bytes.
+func machoDWARFName(seg, sect string) string {
+	if seg != "__DWARF" || !strings.HasPrefix(sect, "__debug_") {
+		return ""
+	}
+	if sect == "__debug_str_offs" {
+		return ".debug_str_offsets"
+	}
+	return "." + sect[2:]
+}
+
+func fromMachO(path string, f *macho.File, closer io.Closer) (*foreignBin, error) {
+	b := &foreignBin{path: path, format: "Mach-O", closer: closer, bo: f.ByteOrder, dwarf: map[string]rawSection{}}
+	switch f.Cpu {
+	case macho.CpuAmd64:
+		b.machine = elf.EM_X86_64
+	case macho.Cpu386:
+		b.machine = elf.EM_386
+	case macho.CpuArm64:
+		b.machine = elf.EM_AARCH64
+	}
+	if seg := f.Segment("__TEXT"); seg != nil {
+		b.textAddr, b.hasText = seg.Addr, true
+	}
+	for _, l := range f.Loads {
+		// LC_UUID (0x1b): 8 bytes of command header, 16 of UUID.
+		if raw := l.Raw(); len(raw) == 24 && f.ByteOrder.Uint32(raw) == 0x1b {
+			b.buildID = fmt.Sprintf("%x", raw[8:24])
+		}
+	}
+	for _, s := range f.Sections {
+		rs := rawSection{name: s.Seg + "," + s.Name, addr: s.Addr, size: s.Size, data: s.Data}
+		if name := machoDWARFName(s.Seg, s.Name); name != "" {
+			if _, dup := b.dwarf[name]; !dup {
+				b.dwarf[name] = rs
+			}
+			continue
+		}
+		// S_ZEROFILL (1) and the like hold no bytes in the file.
+		const attrPureInstructions, attrSomeInstructions = 0x80000000, 0x400
+		if s.Flags&(attrPureInstructions|attrSomeInstructions) != 0 && s.Flags&0xff != 1 {
+			b.code = append(b.code, rs)
+		}
+	}
+	if f.Symtab != nil {
+		for _, s := range f.Symtab.Syms {
+			// Defined in a section (N_SECT) and not a debugging entry
+			// (N_STAB).
+			const nStab, nType, nSect = 0xe0, 0x0e, 0x0e
+			if s.Type&nStab != 0 || s.Type&nType != nSect || s.Sect == 0 || int(s.Sect) > len(f.Sections) {
+				continue
+			}
+			// llvm-symbolizer drops the leading underscore of C names.
+			b.syms = append(b.syms, jitsym.Sym{Name: strings.TrimPrefix(s.Name, "_"), Addr: s.Value})
+		}
+		sizeSymbols(b.syms, func(addr uint64) uint64 {
+			for _, s := range f.Sections {
+				if addr >= s.Addr && addr < s.Addr+s.Size {
+					return s.Addr + s.Size
+				}
+			}
+			return addr
+		})
+	}
+	b.sortCode()
+	return b, nil
+}
+
+// sizeSymbols gives each symbol the size up to the next symbol or to
+// secEnd(its address), whichever comes first, as LLVM's
+// computeSymbolSizes does for formats without symbol sizes.
+func sizeSymbols(syms []jitsym.Sym, secEnd func(addr uint64) uint64) {
+	slices.SortStableFunc(syms, func(a, b jitsym.Sym) int { return cmp.Compare(a.Addr, b.Addr) })
+	for i := range syms {
+		end := secEnd(syms[i].Addr)
+		for j := i + 1; j < len(syms); j++ {
+			if syms[j].Addr > syms[i].Addr {
+				end = min(end, syms[j].Addr)
+				break
+			}
+		}
+		if end > syms[i].Addr {
+			syms[i].Size = end - syms[i].Addr
+		}
+	}
+}
+
+func openPE(path string) (*foreignBin, error) {
+	f, err := pe.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+	}
+	b := &foreignBin{path: path, format: "PE", closer: f, bo: binary.LittleEndian, dwarf: map[string]rawSection{}}
+	switch h := f.OptionalHeader.(type) {
+	case *pe.OptionalHeader32:
+		b.imageBase = uint64(h.ImageBase)
+	case *pe.OptionalHeader64:
+		b.imageBase = h.ImageBase
+	default:
+		f.Close()
+		return nil, fmt.Errorf("unknown OptionalHeader %T in %s", f.OptionalHeader, path)
+	}
+	switch f.Machine {
+	case pe.IMAGE_FILE_MACHINE_AMD64:
+		b.machine = elf.EM_X86_64
+	case pe.IMAGE_FILE_MACHINE_I386:
+		b.machine = elf.EM_386
+	case pe.IMAGE_FILE_MACHINE_ARM64:
+		b.machine = elf.EM_AARCH64
+	}
+	for _, s := range f.Sections {
+		// The raw size is rounded up to the file alignment; what is
+		// loaded is VirtualSize bytes (debug/pe's DWARF trims so too).
+		size := uint64(s.Size)
+		if s.VirtualSize > 0 && s.VirtualSize < s.Size {
+			size = uint64(s.VirtualSize)
+		}
+		rs := rawSection{name: s.Name, addr: b.imageBase + uint64(s.VirtualAddress), size: size, data: s.Data}
+		if strings.HasPrefix(s.Name, ".debug_") {
+			if _, dup := b.dwarf[s.Name]; !dup {
+				b.dwarf[s.Name] = rs
+			}
+			continue
+		}
+		if s.Characteristics&pe.IMAGE_SCN_CNT_CODE != 0 {
+			b.code = append(b.code, rs)
+		}
+	}
+	for i := 0; i < len(f.COFFSymbols); i++ {
+		s := &f.COFFSymbols[i]
+		i += int(s.NumberOfAuxSymbols)
+		if s.SectionNumber <= 0 || int(s.SectionNumber) > len(f.Sections) {
+			continue
+		}
+		// Section definitions (a static symbol with an auxiliary record
+		// and no type) and file records are not symbols of code or data.
+		const classStatic, classFile = 3, 103
+		if s.StorageClass == classFile || (s.StorageClass == classStatic && s.NumberOfAuxSymbols > 0 && s.Type == 0) {
+			continue
+		}
+		name, err := s.FullName(f.StringTable)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("error parsing %s: symbol %d: %v", path, i, err)
+		}
+		sec := f.Sections[s.SectionNumber-1]
+		b.syms = append(b.syms, jitsym.Sym{Name: name, Addr: b.imageBase + uint64(sec.VirtualAddress) + uint64(s.Value)})
+	}
+	sizeSymbols(b.syms, func(addr uint64) uint64 {
+		for _, s := range f.Sections {
+			lo := b.imageBase + uint64(s.VirtualAddress)
+			if addr >= lo && addr < lo+uint64(max(s.VirtualSize, s.Size)) {
+				return lo + uint64(max(s.VirtualSize, s.Size))
+			}
+		}
+		return addr
+	})
+	b.sortCode()
+	return b, nil
+}
+
+func openELF(path string) (*foreignBin, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+	}
+	if f.Type == elf.ET_REL {
+		// Its DWARF would need relocating, which only elfrel does, for
+		// 64-bit x86-64 and AArch64 objects.
+		f.Close()
+		return nil, errNotForeign
+	}
+	b := &foreignBin{path: path, format: "ELF", closer: f, bo: f.ByteOrder, machine: f.Machine,
+		dwarf: map[string]rawSection{}, elfType: f.Type, progs: make([]elf.ProgHeader, len(f.Progs))}
+	for i, p := range f.Progs {
+		b.progs[i] = p.ProgHeader
+	}
+	var text *elf.Section
+	for _, s := range f.Sections {
+		rs := rawSection{name: s.Name, addr: s.Addr, size: s.Size, data: s.Data}
+		switch {
+		case strings.HasPrefix(s.Name, ".debug_"):
+			if _, dup := b.dwarf[s.Name]; !dup {
+				b.dwarf[s.Name] = rs
+			}
+		case strings.HasPrefix(s.Name, ".zdebug_"):
+			// debug/elf decompresses these too.
+			name := "." + s.Name[2:]
+			if _, dup := b.dwarf[name]; !dup {
+				b.dwarf[name] = rs
+			}
+		case s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Flags&elf.SHF_ALLOC != 0:
+			b.code = append(b.code, rs)
+		}
+		if s.Name == ".text" && text == nil {
+			text = s
+		}
+	}
+	// Compressed sections are read whole to learn their size.
+	for name, rs := range b.dwarf {
+		if s := f.Section(rs.name); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug_")) {
+			data, err := s.Data()
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("error reading ELF file %s: section %s: %v", path, s.Name, err)
+			}
+			rs.size = uint64(len(data))
+			rs.data = func() ([]byte, error) { return data, nil }
+			b.dwarf[name] = rs
+		}
+	}
+	if text != nil {
+		b.textPH = textSegment(b.progs, text.Addr)
+	}
+	if id, err := elfBuildID(f); err == nil && id != nil {
+		b.buildID = fmt.Sprintf("%x", id)
+	}
+	syms, err := f.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
+		syms, err = f.DynamicSymbols()
+	}
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		f.Close()
+		return nil, fmt.Errorf("error reading ELF file %s: %v", path, err)
+	}
+	for _, s := range syms {
+		switch elf.ST_TYPE(s.Info) {
+		case elf.STT_NOTYPE, elf.STT_FUNC, elf.STT_OBJECT, elf.STT_GNU_IFUNC:
+		default:
+			continue
+		}
+		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) ||
+			f.Sections[s.Section].Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if f.Machine == elf.EM_ARM || f.Machine == elf.EM_AARCH64 {
+			if strings.HasPrefix(s.Name, "$") { // mapping symbols: $a, $t, $d, $x
+				continue
+			}
+		}
+		b.syms = append(b.syms, jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size})
+	}
+	b.sortCode()
+	return b, nil
+}
+
+// elfBuildID returns the GNU build ID of f, or nil.
+func elfBuildID(f *elf.File) ([]byte, error) {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		data := make([]byte, min(p.Filesz, 1<<16))
+		if _, err := p.ReadAt(data, 0); err != nil && err != io.EOF {
+			return nil, err
+		}
+		for len(data) >= 12 {
+			nameSz, descSz, typ := f.ByteOrder.Uint32(data), f.ByteOrder.Uint32(data[4:]), f.ByteOrder.Uint32(data[8:])
+			nameEnd := 12 + (uint64(nameSz)+3)&^3
+			descEnd := nameEnd + (uint64(descSz)+3)&^3
+			if descEnd > uint64(len(data)) {
+				break
+			}
+			if typ == 3 && nameSz == 4 && string(data[12:15]) == "GNU" { // NT_GNU_BUILD_ID
+				return data[nameEnd : nameEnd+uint64(descSz)], nil
+			}
+			data = data[descEnd:]
+		}
+	}
+	return nil, nil
+}
+
+// textSegment returns a copy of the executable PT_LOAD segment holding
+// the address textAddr, or nil.
+func textSegment(progs []elf.ProgHeader, textAddr uint64) *elf.ProgHeader {
+	for i := range progs {
+		p := &progs[i]
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && textAddr >= p.Vaddr && textAddr < p.Vaddr+p.Memsz {
+			ph := *p
+			return &ph
+		}
+	}
+	return nil
+}
+
+func (b *foreignBin) sortCode() {
+	slices.SortFunc(b.code, func(x, y rawSection) int { return cmp.Compare(x.addr, y.addr) })
+}
+
+// addDSYM takes b's DWARF from its dSYM bundle, where llvm-symbolizer
+// looks for it: PATH.dSYM/Contents/Resources/DWARF/BASENAME, if that is
+// a Mach-O file with the same UUID (or either has none). Linkers leave
+// the DWARF of a Mach-O executable in its object files; dsymutil
+// collects it there.
+func (b *foreignBin) addDSYM() {
+	dsym := filepath.Join(b.path+".dSYM", "Contents", "Resources", "DWARF", filepath.Base(b.path))
+	f, err := macho.Open(dsym)
+	if err != nil {
+		return
+	}
+	d, err := fromMachO(dsym, f, f)
+	if err != nil {
+		f.Close()
+		return
+	}
+	if d.buildID != b.buildID && d.buildID != "" && b.buildID != "" || d.dwarf[".debug_info"].size == 0 {
+		d.close()
+		return
+	}
+	b.dwarf, b.bo = d.dwarf, d.bo
+	b.closer = multiCloser{b.closer, d.closer}
+}
+
+// multiCloser closes each of its closers, returning the first error.
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,284 @@
+package objtool
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/ianlancetaylor/demangle"
+	"github.com/jitpprof/pprof/internal/disasm"
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym"
+)
+
+// foreignEntry is a foreign binary parsed once per Tool.
+type foreignEntry struct {
+	b   *foreignBin // nil if err
+	err error
+
+	indexOnce sync.Once
+	index     *jitsym.Symbolizer
+	indexErr  error
+
+	symsOnce sync.Once
+	syms     []symbol
+}
+
+// loadForeign returns the foreign binary at path, parsing it on first use.
+func (t *Tool) loadForeign(path string, magic []byte) *foreignEntry {
+	e, _ := t.foreign.Get(path, func() *foreignEntry {
+		b, err := openForeign(path, magic)
+		return &foreignEntry{b: b, err: err}
+	})
+	return e
+}
+
+func (t *Tool) foreignIndex(e *foreignEntry) (*jitsym.Symbolizer, error) {
+	e.indexOnce.Do(func() {
+		e.index, e.indexErr = e.b.index()
+		if e.index != nil && t.opts.Warn != nil {
+			for _, w := range e.index.Warnings() {
+				t.opts.Warn(w)
+			}
+		}
+	})
+	return e.index, e.indexErr
+}
+
+// foreignSymbols groups e's symbols as nm -n lists them for pprof.
+func (e *foreignEntry) symbols() []symbol {
+	e.symsOnce.Do(func() {
+		syms := slices.Clone(e.b.syms)
+		slices.SortStableFunc(syms, func(x, y jitsym.Sym) int {
+			if x.Addr != y.Addr {
+				return cmpU64(x.Addr, y.Addr)
+			}
+			return strings.Compare(x.Name, y.Name)
+		})
+		for i, s := range syms {
+			if i > 0 && s.Addr == syms[i-1].Addr {
+				g := &e.syms[len(e.syms)-1]
+				g.names = append(g.names, s.Name)
+				g.size = max(g.size, s.Size)
+				g.end = max(g.end, s.Addr+s.Size)
+				continue
+			}
+			e.syms = append(e.syms, symbol{addr: s.Addr, end: s.Addr + s.Size, size: s.Size, names: []string{s.Name}})
+		}
+		for i := range e.syms {
+			if i+1 < len(e.syms) && e.syms[i].end > e.syms[i+1].addr {
+				e.syms[i].end = e.syms[i+1].addr
+			}
+			if e.syms[i].end < e.syms[i].addr {
+				e.syms[i].end = ^uint64(0)
+			}
+		}
+	})
+	return e.syms
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// openForeignFile opens the mapping [start, limit) at offset of the
+// foreign binary e, computing its base as upstream pprof does for the
+// format (binutils' openMachO, openPE, and openELF through elfexec for
+// ELF files).
+func (t *Tool) openForeignFile(e *foreignEntry, start, limit, offset uint64) (gdriver.ObjFile, error) {
+	b := e.b
+	f := &foreignFile{t: t, e: e, m: mapping{start: start, limit: limit, offset: offset}}
+	whole := start == 0 && offset == 0 && (limit == ^uint64(0) || limit == 0)
+	switch b.format {
+	case "Mach-O":
+		// Upstream subtracts __TEXT's vmaddr (0x100000000 for an
+		// executable, 0 for a library) from the mapping's start. A
+		// mapping of the whole address space keeps the file's
+		// addresses, as for ELF files (a Mach-O object file has no
+		// __TEXT segment).
+		switch {
+		case whole:
+		case !b.hasText:
+			return nil, fmt.Errorf("could not identify base for %s: no __TEXT segment", b.path)
+		case b.textAddr > start:
+			return nil, fmt.Errorf("could not identify base for %s: __TEXT segment address (0x%x) > mapping start address (0x%x)",
+				b.path, b.textAddr, start)
+		default:
+			f.base = start - b.textAddr
+		}
+		f.baseDone = true
+	case "PE":
+		// Upstream: the mapping's start less ImageBase, or 0 for a
+		// mapping at 0.
+		if start > 0 {
+			f.base = start - b.imageBase
+		}
+		f.baseDone = true
+	case "ELF":
+		if _, err := getBase(b.elfType, b.textPH, nil, start, limit, offset); err != nil {
+			return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %v", b.path, b.path, err)
+		}
+	}
+	return f, nil
+}
+
+// foreignFile is one mapping of a foreign binary.
+type foreignFile struct {
+	t *Tool
+	e *foreignEntry
+	m mapping
+
+	mu       sync.Mutex
+	baseDone bool
+	base     uint64
+	baseErr  error
+}
+
+var _ gdriver.ObjFile = (*foreignFile)(nil)
+
+// baseFor returns the base; for an ELF file it is computed from the
+// segment of the first address asked about, as for 64-bit ELF files.
+func (f *foreignFile) baseFor(addr uint64) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.baseDone {
+		return f.base, f.baseErr
+	}
+	if addr < f.m.start || addr >= f.m.limit {
+		return 0, fmt.Errorf("specified address %x is outside the mapping range [%x, %x] for file %q", addr, f.m.start, f.m.limit, f.e.b.path)
+	}
+	f.baseDone = true
+	ph, err := programHeaderOf(&f.m, f.e.b.progs, f.e.b.textPH, addr)
+	if err != nil {
+		f.baseErr = fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %v", f.e.b.path, upstreamMapping(f.m), addr, err)
+		return 0, f.baseErr
+	}
+	f.base, f.baseErr = getBase(f.e.b.elfType, ph, nil, f.m.start, f.m.limit, f.m.offset)
+	return f.base, f.baseErr
+}
+
+func (f *foreignFile) Name() string    { return f.e.b.path }
+func (f *foreignFile) BuildID() string { return f.e.b.buildID }
+func (f *foreignFile) Close() error    { return nil }
+
+func (f *foreignFile) ObjAddr(addr uint64) (uint64, error) {
+	base, err := f.baseFor(addr)
+	if err != nil {
+		return 0, err
+	}
+	return addr - base, nil
+}
+
+func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	base, err := f.baseFor(addr)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := f.t.foreignIndex(f.e)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := idx.SourceLine(addr - base)
+	if err != nil {
+		return nil, err
+	}
+	return toDriverFrames(frames), nil
+}
+
+func (f *foreignFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
+	return findSymbols(f.e.symbols(), f.e.b.path, r, addr), nil
+}
+
+// disasmForeign disassembles [start, end] of the foreign binary e.
+func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
+	b := e.b
+	if b.machine == elf.EM_NONE {
+		return nil, fmt.Errorf("%s: cannot disassemble the code of this %s file's machine", b.path, b.format)
+	}
+	if end < start {
+		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", b.path, start, end)
+	}
+	syms := e.symbols()
+	// An end on a symbol boundary is the End of a symbol from Symbols:
+	// one past its last byte.
+	if end > start {
+		if s := lookupSymbol(syms, end-1); s != nil && s.end == end {
+			end--
+		}
+	}
+	name := func(addr uint64) (string, uint64, bool) {
+		s := lookupSymbol(syms, addr)
+		if s == nil {
+			return "", 0, false
+		}
+		return demangle.Filter(s.names[0]), s.addr, true
+	}
+	idx, _ := t.foreignIndex(e) // without an index, instructions have no lines
+	var out []gdriver.Inst
+	var total uint64
+	for _, sec := range b.code {
+		if sec.size == 0 || end < sec.addr || start > sec.addr+sec.size-1 {
+			continue
+		}
+		lo, hi := max(start, sec.addr), min(end, sec.addr+sec.size-1)
+		if total += hi - lo + 1; total > maxDisasmBytes {
+			return nil, fmt.Errorf("%s: more than %d bytes of code in [%#x, %#x]", b.path, maxDisasmBytes, start, end)
+		}
+		data, err := sec.data()
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading section %s: %w", b.path, sec.name, err)
+		}
+		if uint64(len(data)) <= hi-sec.addr {
+			return nil, fmt.Errorf("%s: section %s holds %d bytes, not the %d its header says", b.path, sec.name, len(data), sec.size)
+		}
+		insts, err := disasm.Decode(b.machine, data[lo-sec.addr:hi-sec.addr+1], lo, intelSyntax, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.path, err)
+		}
+		for _, in := range insts {
+			inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
+			if idx != nil {
+				if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
+					inst.Function = demangle.Filter(frames[0].Func)
+					inst.File, inst.Line = frames[0].File, frames[0].Line
+				}
+			}
+			out = append(out, inst)
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s: no code section holds any of [%#x, %#x]", b.path, start, end)
+	}
+	return out, nil
+}
+
+// foreignFor returns the foreign binary file, if Open reads it so: a
+// Mach-O or PE file, or an ELF file that package elfrel does not read
+// and the standard library does.
+func (t *Tool) foreignFor(file string) (*foreignEntry, bool) {
+	magic, err := readMagic(file)
+	if err != nil {
+		return nil, false
+	}
+	if string(magic) == elf.ELFMAG {
+		var unsupported *elfrel.UnsupportedError
+		if b := t.load(file); b.err == nil || !errors.As(b.err, &unsupported) || unsupported.Section != "" {
+			return nil, false
+		}
+	} else if formatOf(magic) == "" {
+		return nil, false
+	}
+	e := t.loadForeign(file, magic)
+	return e, e.err == nil
+}
