@@ -29,6 +29,10 @@ var _ Sections = (*elfrel.DebugLoader)(nil)
 type Sym struct {
 	Name       string
 	Addr, Size uint64
+	// File is the source file llvm-symbolizer prints for the symbol
+	// when DWARF gives none: for a local ELF symbol, the STT_FILE symbol
+	// before it. "" if none.
+	File string
 }
 
 // NewFromSections builds the index of an object of another container
@@ -50,6 +54,12 @@ func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms [
 		}
 		if c.size == 0 {
 			c.end = 0 // up to the next symbol
+		}
+		if sym.File != "" {
+			if n := len(s.symFile); n == 0 || s.symFile[n-1] != sym.File {
+				s.symFile = append(s.symFile, sym.File)
+			}
+			c.file = int32(len(s.symFile) - 1)
 		}
 		cs = append(cs, c)
 	}

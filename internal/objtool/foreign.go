@@ -209,34 +209,37 @@ func fromMachO(path string, f *macho.File, closer io.Closer) (*foreignBin, error
 			// llvm-symbolizer drops the leading underscore of C names.
 			b.syms = append(b.syms, jitsym.Sym{Name: strings.TrimPrefix(s.Name, "_"), Addr: s.Value})
 		}
-		sizeSymbols(b.syms, func(addr uint64) uint64 {
-			for _, s := range f.Sections {
-				if addr >= s.Addr && addr < s.Addr+s.Size {
-					return s.Addr + s.Size
-				}
-			}
-			return addr
-		})
+		var bounds []uint64
+		for _, s := range b.syms {
+			bounds = append(bounds, s.Addr)
+		}
+		for _, s := range f.Sections {
+			bounds = append(bounds, s.Addr+s.Size)
+		}
+		sizeSymbols(b.syms, bounds)
 	}
 	b.sortCode()
 	return b, nil
 }
 
-// sizeSymbols gives each symbol the size up to the next symbol or to
-// secEnd(its address), whichever comes first, as LLVM's
-// computeSymbolSizes does for formats without symbol sizes.
-func sizeSymbols(syms []jitsym.Sym, secEnd func(addr uint64) uint64) {
-	slices.SortStableFunc(syms, func(a, b jitsym.Sym) int { return cmp.Compare(a.Addr, b.Addr) })
+// sizeSymbols gives each symbol of size 0 the size up to the first
+// bound above its address, as LLVM's computeSymbolSizes does for formats
+// without symbol sizes: its bounds are the addresses of every symbol,
+// kept or not, and the ends of the sections.
+func sizeSymbols(syms []jitsym.Sym, bounds []uint64) {
+	slices.Sort(bounds)
 	for i := range syms {
-		end := secEnd(syms[i].Addr)
-		for j := i + 1; j < len(syms); j++ {
-			if syms[j].Addr > syms[i].Addr {
-				end = min(end, syms[j].Addr)
-				break
+		if syms[i].Size != 0 {
+			continue
+		}
+		k, found := slices.BinarySearch(bounds, syms[i].Addr)
+		if found {
+			for k < len(bounds) && bounds[k] == syms[i].Addr {
+				k++
 			}
 		}
-		if end > syms[i].Addr {
-			syms[i].Size = end - syms[i].Addr
+		if k < len(bounds) {
+			syms[i].Size = bounds[k] - syms[i].Addr
 		}
 	}
 }
@@ -282,6 +285,7 @@ func openPE(path string) (*foreignBin, error) {
 			b.code = append(b.code, rs)
 		}
 	}
+	var bounds []uint64 // for sizeSymbols
 	for i := 0; i < len(f.COFFSymbols); i++ {
 		s := &f.COFFSymbols[i]
 		i += int(s.NumberOfAuxSymbols)
@@ -290,6 +294,9 @@ func openPE(path string) (*foreignBin, error) {
 		}
 		// Section definitions (a static symbol with an auxiliary record
 		// and no type) and file records are not symbols of code or data.
+		sec := f.Sections[s.SectionNumber-1]
+		addr := b.imageBase + uint64(sec.VirtualAddress) + uint64(s.Value)
+		bounds = append(bounds, addr)
 		const classStatic, classFile = 3, 103
 		if s.StorageClass == classFile || (s.StorageClass == classStatic && s.NumberOfAuxSymbols > 0 && s.Type == 0) {
 			continue
@@ -299,18 +306,13 @@ func openPE(path string) (*foreignBin, error) {
 			f.Close()
 			return nil, fmt.Errorf("error parsing %s: symbol %d: %v", path, i, err)
 		}
-		sec := f.Sections[s.SectionNumber-1]
-		b.syms = append(b.syms, jitsym.Sym{Name: name, Addr: b.imageBase + uint64(sec.VirtualAddress) + uint64(s.Value)})
+		b.syms = append(b.syms, jitsym.Sym{Name: name, Addr: addr})
 	}
-	sizeSymbols(b.syms, func(addr uint64) uint64 {
-		for _, s := range f.Sections {
-			lo := b.imageBase + uint64(s.VirtualAddress)
-			if addr >= lo && addr < lo+uint64(max(s.VirtualSize, s.Size)) {
-				return lo + uint64(max(s.VirtualSize, s.Size))
-			}
-		}
-		return addr
-	})
+	for _, s := range f.Sections {
+		// LLVM's COFF section size: the smaller of the two.
+		bounds = append(bounds, b.imageBase+uint64(s.VirtualAddress)+uint64(min(s.VirtualSize, s.Size)))
+	}
+	sizeSymbols(b.syms, bounds)
 	b.sortCode()
 	return b, nil
 }
@@ -379,7 +381,12 @@ func openELF(path string) (*foreignBin, error) {
 		f.Close()
 		return nil, fmt.Errorf("error reading ELF file %s: %v", path, err)
 	}
+	file := "" // the last STT_FILE symbol's name
 	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FILE {
+			file = s.Name
+			continue
+		}
 		switch elf.ST_TYPE(s.Info) {
 		case elf.STT_NOTYPE, elf.STT_FUNC, elf.STT_OBJECT, elf.STT_GNU_IFUNC:
 		default:
@@ -394,7 +401,11 @@ func openELF(path string) (*foreignBin, error) {
 				continue
 			}
 		}
-		b.syms = append(b.syms, jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size})
+		sym := jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size}
+		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
+			sym.File = file
+		}
+		b.syms = append(b.syms, sym)
 	}
 	b.sortCode()
 	return b, nil

@@ -1,0 +1,160 @@
+package objtool
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// buildForeign builds the test programs in other containers than 64-bit
+// ELF, in dir, and returns them by name: 32-bit ELF (gcc -m32, PIE and
+// not), PE with DWARF (MinGW-w64 g++), and Mach-O built by clang for
+// macOS: x86-64 and AArch64 object files, a fat object file of both, and
+// an executable linked by lld whose DWARF clang moves to a .dSYM bundle.
+func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
+	t.Helper()
+	cc, err := filepath.Abs("testdata/inline.cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := filepath.Abs("testdata/inline.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+	}
+	gxx := testenv.Tool(t, "g++", "g++")
+	mingw := testenv.Tool(t, "x86_64-w64-mingw32-g++", "g++-mingw-w64-x86-64")
+	clang := testenv.Tool(t, fmt.Sprintf("clang-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))
+	lipo := testenv.Tool(t, fmt.Sprintf("llvm-lipo-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
+	testenv.Tool(t, fmt.Sprintf("ld64.lld-%d", oracleLLVM), fmt.Sprintf("lld-%d", oracleLLVM))
+	testenv.Tool(t, fmt.Sprintf("dsymutil-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
+
+	run(gxx, "-m32", "-O2", "-g", "-o", "elf32-pie", cc)
+	run(gxx, "-m32", "-O2", "-g", "-no-pie", "-o", "elf32-nopie", cc)
+	run(gxx, "-m32", "-O2", "-gdwarf-4", "-o", "elf32-dwarf4", cc)
+	run(mingw, "-O2", "-g", "-o", "pe.exe", cc)
+	run(clang, "--target=x86_64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-x86.o", c)
+	run(clang, "--target=arm64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-arm64.o", c)
+	run(lipo, "-create", "macho-x86.o", "macho-arm64.o", "-output", "macho-fat.o")
+	run(clang, "--target=x86_64-apple-macos11", "-O2", "-g", "-fuse-ld=lld",
+		"-nostdlib", "-Wl,-undefined,dynamic_lookup", "-o", "macho-exe", c)
+	return []struct{ name, path string }{
+		{"ELF32 PIE", filepath.Join(dir, "elf32-pie")},
+		{"ELF32 non-PIE", filepath.Join(dir, "elf32-nopie")},
+		{"ELF32 DWARF 4", filepath.Join(dir, "elf32-dwarf4")},
+		{"PE (MinGW-w64)", filepath.Join(dir, "pe.exe")},
+		{"Mach-O x86-64 object", filepath.Join(dir, "macho-x86.o")},
+		{"Mach-O AArch64 object", filepath.Join(dir, "macho-arm64.o")},
+		{"Mach-O executable with .dSYM", filepath.Join(dir, "macho-exe")},
+	}
+}
+
+// TestForeignSameFramesAsLLVMSymbolizer is TestSameFramesAsLLVMSymbolizer
+// for the containers read with the standard library: every address of a
+// sample spread over each binary's code gets the frames llvm-symbolizer
+// --inlining gives, inline frames included. A fat Mach-O file gives the
+// frames of its member for the host's architecture.
+func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
+	dir := t.TempDir()
+	bins := buildForeign(t, dir)
+	tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }})
+	defer tool.Close()
+	compare := func(t *testing.T, path, oracle string) int {
+		addrs := sampleForeign(t, path, 3000)
+		want := testenv.LLVMSymbolizeWith(t, oracleLLVM, oracle, addrs)
+		f, err := tool.Open(path, 0, ^uint64(0), 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, inline := 0, 0
+		for i, a := range addrs {
+			got, err := f.SourceLine(a)
+			if err != nil {
+				t.Fatalf("%#x: %v", a, err)
+			}
+			if len(got) == 1 && got[0] == (gdriver.Frame{}) {
+				got = nil
+			}
+			if len(got) > 1 {
+				inline++
+			}
+			if !sameFrames(got, want[i]) {
+				if bad++; bad <= 5 {
+					t.Errorf("%#x:\n got %+v\nwant %+v", a, got, want[i])
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%d of %d addresses differ from llvm-symbolizer-%d", bad, len(addrs), oracleLLVM)
+		}
+		if inline == 0 {
+			t.Errorf("no address of %d has inline frames", len(addrs))
+		}
+		t.Logf("%d addresses, %d with inline frames", len(addrs), inline)
+		return len(addrs)
+	}
+	total := 0
+	for _, b := range bins {
+		t.Run(b.name, func(t *testing.T) { total += compare(t, b.path, b.path) })
+	}
+	t.Run("fat Mach-O", func(t *testing.T) {
+		var member string
+		switch runtime.GOARCH {
+		case "amd64":
+			member = "macho-x86.o"
+		case "arm64":
+			member = "macho-arm64.o"
+		default:
+			t.Skipf("the fat file has no member for %s", runtime.GOARCH)
+		}
+		total += compare(t, filepath.Join(dir, "macho-fat.o"), filepath.Join(dir, member))
+	})
+	t.Logf("%d addresses compared", total)
+}
+
+// sampleForeign returns about n addresses spread over the code sections
+// of the foreign binary at path, plus every 7th byte of its first 4 KiB
+// of code.
+func sampleForeign(t *testing.T, path string, n int) []uint64 {
+	t.Helper()
+	magic, err := readMagic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openForeign(path, magic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	var size uint64
+	for _, s := range b.code {
+		size += s.size
+	}
+	if size == 0 {
+		t.Fatalf("%s: no code", path)
+	}
+	stride := max(size/uint64(n), 1) | 1
+	var addrs []uint64
+	for _, s := range b.code {
+		for a := s.addr; a < s.addr+s.size; a += stride {
+			addrs = append(addrs, a)
+		}
+	}
+	first := b.code[0]
+	for a := first.addr; a < first.addr+min(first.size, 4096); a += 7 {
+		addrs = append(addrs, a)
+	}
+	return addrs
+}
