@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -29,7 +30,18 @@ func FuzzObjFile(f *testing.F) {
 			}
 		}
 	}
+	// Other containers, read with the standard library.
+	foreign, _ := filepath.Glob("testdata/foreign/*")
+	for _, e := range foreign {
+		if data, err := os.ReadFile(e); err == nil && !strings.HasSuffix(e, ".sh") && !strings.HasSuffix(e, ".md") {
+			f.Add(data, uint64(0x140001004))
+			f.Add(data, uint64(4))
+		}
+	}
 	f.Add([]byte("\x7fELF\x02\x01\x01"), uint64(0))
+	f.Add([]byte("\x7fELF\x01\x01\x01"), uint64(0))
+	f.Add([]byte("\xca\xfe\xba\xbe\x00\x00\x00\x02"), uint64(0))
+	f.Add([]byte("MZ\x90\x00"), uint64(0))
 	rx := regexp.MustCompile(".")
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		path := filepath.Join(t.TempDir(), "bin")

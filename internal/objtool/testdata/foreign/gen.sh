@@ -1,0 +1,20 @@
+#!/bin/bash
+# Generates the small binaries in other containers than 64-bit ELF that
+# seed FuzzObjFile and drive TestForeignFixtures (internal/objtool), from
+# ../inline.c, with Debian 12's tools: gcc-multilib, gcc-mingw-w64-x86-64,
+# clang-19 and llvm-19 (llvm-lipo). Run it from this directory.
+set -euo pipefail
+src=../inline.c
+# The DWARF names this directory so, wherever the checkout is.
+map=-fdebug-prefix-map=$PWD=/jitpprof/internal/objtool/testdata/foreign
+# 32-bit ELF, static and without libc: only inline.c's code.
+gcc -m32 -O2 -g "$map" -static -nostdlib -fno-pie -no-pie -fno-asynchronous-unwind-tables -Wl,--build-id -e main -o elf32 "$src"
+# PE with DWARF, without the C runtime (whose __main GCC calls from main).
+x86_64-w64-mingw32-gcc -O2 -g "$map" -nostdlib -fno-asynchronous-unwind-tables -Dmain=entry -e entry -o pe.exe "$src"
+# Mach-O object files for macOS, and a fat file of both.
+clang-19 --target=x86_64-apple-macos11 -O2 -g "$map" -fno-asynchronous-unwind-tables -c -o macho-x86.o "$src"
+clang-19 --target=arm64-apple-macos11 -O2 -g "$map" -fno-asynchronous-unwind-tables -c -o macho-arm64.o "$src"
+llvm-lipo-19 -create macho-x86.o macho-arm64.o -output macho-fat.o
+# A Mach-O executable linked by lld, without DWARF (clang would move it to
+# a .dSYM bundle): its symbols and its __TEXT segment's base.
+clang-19 --target=x86_64-apple-macos11 -O2 -fuse-ld=lld -nostdlib -Wl,-undefined,dynamic_lookup -o macho-exe "$src"
