@@ -10,7 +10,10 @@
 //	llvm-symbolizer --inlining --no-demangle --obj=OBJECT ADDRESS
 //
 // prints for the same object (LLVM 14), with the differences listed on
-// [Symbolizer.SourceLine].
+// [Symbolizer.SourceLine]. [NewWithDebug] indexes any 64-bit ELF file
+// package elfrel reads; [NewFromSections] indexes the DWARF sections and
+// symbols of another container (Mach-O, PE, 32-bit ELF), read by its
+// caller.
 //
 // The index is compact (line rows are delta-encoded; names are stored
 // once, in a few large strings), and Open reads one DWARF section at a

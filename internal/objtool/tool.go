@@ -14,8 +14,13 @@
 // are found by build ID and .gnu_debuglink as llvm-symbolizer finds them;
 // compressed debug sections are read.
 //
-// Files it cannot read (Mach-O, PE, 32-bit ELF, other architectures) go
-// to a fallback tool, if one is given.
+// Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF files, and
+// ELF files of other machines, are read with the standard library
+// (foreign.go) and indexed by the same DWARF decoder, with the base
+// computed as upstream computes it for each format. What is still not
+// read (relocatable ELF objects of those kinds, files the standard
+// library cannot parse) goes to a fallback tool, if one is given, and is
+// reported once per file either way.
 //
 // [driver.ObjTool]: https://pkg.go.dev/github.com/google/pprof/driver#ObjTool
 package objtool
