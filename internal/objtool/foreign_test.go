@@ -225,3 +225,20 @@ func TestFallbackOnlyForUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmForeign checks that Warm indexes a foreign binary ahead of the
+// first question, once.
+func TestWarmForeign(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"elf32", "pe.exe", "macho-x86.o"} {
+		tool := New(Options{})
+		path := filepath.Join("testdata/foreign", name)
+		tool.Warm(path)
+		tool.prefetching.Wait()
+		e, ok := tool.foreignFor(path)
+		if !ok || e.index == nil || !e.index.HasDWARF() {
+			t.Errorf("%s: after Warm, no DWARF index (entry %v)", name, ok)
+		}
+		tool.Close()
+	}
+}

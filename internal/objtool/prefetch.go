@@ -101,14 +101,25 @@ func (t *Tool) Warm(name string) {
 	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
 		return
 	}
-	if magic, err := readMagic(name); err != nil || !bytes.Equal(magic, []byte(elf.ELFMAG)) {
+	magic, err := readMagic(name)
+	if err != nil {
+		return
+	}
+	isELF := bytes.Equal(magic, []byte(elf.ELFMAG))
+	if !isELF && formatOf(magic) == "" {
 		return
 	}
 	t.prefetching.Add(1)
 	go func() {
 		defer t.prefetching.Done()
-		if b := t.load(name); b.err == nil {
-			t.indexOf(b)
+		if isELF {
+			if b := t.load(name); b.err == nil {
+				t.indexOf(b)
+				return
+			}
+		}
+		if e, ok := t.foreignFor(name); ok {
+			t.foreignIndex(e)
 		}
 	}()
 }

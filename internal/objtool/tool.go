@@ -241,7 +241,7 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 				return t.openForeignFile(e, start, limit, offset)
 			}
 			why := "an ELF file of a kind (" + unsupported.Msg + ")"
-			if e.err != errNotForeign {
+			if !errors.Is(e.err, errNotForeign) {
 				why += " that could not be read (" + e.err.Error() + ")"
 			} else {
 				why = "a relocatable ELF file of a kind (" + unsupported.Msg + ")"
