@@ -18,8 +18,8 @@ import (
 )
 
 // foreignBin is a binary whose container package elfrel does not read:
-// Mach-O (thin or fat), PE, or an ELF file of another class or machine,
-// read with the standard library's debug/macho, debug/pe and debug/elf.
+// Mach-O (thin or fat), PE, or a 32-bit ELF executable or shared
+// library, read with the standard library's debug/macho, debug/pe and debug/elf.
 // Its DWARF is indexed by the same decoder as an ELF file's
 // (jitsym.NewFromSections).
 type foreignBin struct {

@@ -14,8 +14,8 @@
 // are found by build ID and .gnu_debuglink as llvm-symbolizer finds them;
 // compressed debug sections are read.
 //
-// Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF files, and
-// ELF files of other machines, are read with the standard library
+// Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF files are
+// read with the standard library
 // (foreign.go) and indexed by the same DWARF decoder, with the base
 // computed as upstream computes it for each format. What is still not
 // read (relocatable ELF objects of those kinds, files the standard
