@@ -176,3 +176,28 @@ func TestPerfDataGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfDataReplayGolden reads the checked-in recordings of
+// testdata/perf/jitreuse.c (testdata/perf/golden/jitreuse, with their
+// jitdumps): with -k 1, code reused and moved during the run is named by
+// the samples' times as perf report names it after perf inject --jit;
+// without -k 1, one note names the fix and each address gets the last
+// code there.
+func TestPerfDataReplayGolden(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden", "jitreuse")
+	want := perfReportShares(t, filepath.Join(dir, "jitreuse.report"))
+	r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", filepath.Join(dir, "jitreuse.data"))
+	got := topShares(string(r.stdout))
+	for _, fn := range []string{"jit_first", "jit_second", "jit_moved"} {
+		if want[fn] < 10 || math.Abs(got[fn]-want[fn]) > 0.5 {
+			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, got[fn], want[fn])
+		}
+	}
+	r = runPProf(t, t.TempDir(), nil, "-top", filepath.Join(dir, "nok.data"))
+	if n := strings.Count(string(r.stderr), "record with perf record -k 1"); n != 1 {
+		t.Errorf("%d notes about perf record -k 1 for a recording without it, want 1:\n%s", n, r.stderr)
+	}
+	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
+		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
+	}
+}

@@ -120,15 +120,21 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 // temporary directory, removed when the run ends.
 func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, local string) {
 	dirs := j.dirs(local)
+	// A file found in the directories anyway, or one of the same name
+	// there (a recording copied with its jit-PID.dump, the original still
+	// where it was recorded), is not added again.
 	inDirs := func(f string) bool {
 		for _, d := range dirs {
 			if abs, err := filepath.Abs(d); err == nil && abs == filepath.Dir(f) {
 				return true
 			}
+			if st, err := os.Stat(filepath.Join(d, filepath.Base(f))); err == nil && st.Mode().IsRegular() {
+				return true
+			}
 		}
 		return false
 	}
-	files = slices.DeleteFunc(slices.Clone(files), inDirs) // found there anyway
+	files = slices.DeleteFunc(slices.Clone(files), inDirs)
 	if len(files) > 0 {
 		if dir, err := os.MkdirTemp("", "pprof-perf-jit-"); err == nil {
 			j.mu.Lock()
