@@ -10,6 +10,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
 // maxDisasmBytes bounds the code one Disasm call decodes: pprof asks for
@@ -64,13 +65,7 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		return nil, fmt.Errorf("%s: %d bytes of code in [%#x, %#x], more than the %d a function can have here", file, size, start, end, maxDisasmBytes)
 	}
 	syms, _ := t.symbols(b) // without symbols, targets are bare addresses
-	name := func(addr uint64) (string, uint64, bool) {
-		s := lookupSymbol(syms, addr)
-		if s == nil {
-			return "", 0, false
-		}
-		return demangle.Filter(s.names[0]), s.addr, true
-	}
+	name := symbolNamer(syms)
 	idx, _ := t.indexOf(b) // without an index, instructions have no lines
 	var out []gdriver.Inst
 	for _, p := range pieces {
@@ -82,19 +77,39 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", file, err)
 		}
-		for _, in := range insts {
-			inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
-			if idx != nil {
-				if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
-					leaf := frames[0]
-					inst.Function = demangle.Filter(leaf.Func)
-					inst.File, inst.Line = leaf.File, leaf.Line
-				}
-			}
-			out = append(out, inst)
-		}
+		out = appendWithLines(out, insts, idx)
 	}
 	return out, nil
+}
+
+// symbolNamer returns what disasm.Decode names jump and call targets
+// with: the symbol of syms holding an address, demangled as pprof prints
+// it.
+func symbolNamer(syms []symbol) disasm.Symbolizer {
+	return func(addr uint64) (string, uint64, bool) {
+		s := lookupSymbol(syms, addr)
+		if s == nil {
+			return "", 0, false
+		}
+		return demangle.Filter(s.names[0]), s.addr, true
+	}
+}
+
+// appendWithLines appends insts to out for pprof, each with the function,
+// file and line of its address in idx (none without an index).
+func appendWithLines(out []gdriver.Inst, insts []disasm.Inst, idx *jitsym.Symbolizer) []gdriver.Inst {
+	for _, in := range insts {
+		inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
+		if idx != nil {
+			if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
+				leaf := frames[0]
+				inst.Function = demangle.Filter(leaf.Func)
+				inst.File, inst.Line = leaf.File, leaf.Line
+			}
+		}
+		out = append(out, inst)
+	}
+	return out
 }
 
 // piece is the part [lo, hi] of a code section to decode.

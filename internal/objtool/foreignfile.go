@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
-	"github.com/ianlancetaylor/demangle"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym"
@@ -217,13 +216,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 			end--
 		}
 	}
-	name := func(addr uint64) (string, uint64, bool) {
-		s := lookupSymbol(syms, addr)
-		if s == nil {
-			return "", 0, false
-		}
-		return demangle.Filter(s.names[0]), s.addr, true
-	}
+	name := symbolNamer(syms)
 	idx, _ := t.foreignIndex(e) // without an index, instructions have no lines
 	var out []gdriver.Inst
 	var total uint64
@@ -246,16 +239,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.path, err)
 		}
-		for _, in := range insts {
-			inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
-			if idx != nil {
-				if frames, _ := idx.SourceLine(in.Addr); len(frames) > 0 {
-					inst.Function = demangle.Filter(frames[0].Func)
-					inst.File, inst.Line = frames[0].File, frames[0].Line
-				}
-			}
-			out = append(out, inst)
-		}
+		out = appendWithLines(out, insts, idx)
 	}
 	if out == nil {
 		return nil, fmt.Errorf("%s: no code section holds any of [%#x, %#x]", b.path, start, end)
