@@ -23,13 +23,7 @@ import (
 // V8's names are compared by function, its tiers added up, as pprof
 // names them.
 func TestPerfDataMatchesPerfReport(t *testing.T) {
-	dir := os.Getenv("JITPPROF_FRESH_PERF")
-	if dir == "" {
-		if testenv.InCI() {
-			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
-		}
-		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
-	}
+	dir := freshPerfDir(t)
 	for _, name := range []string{"single", "threads", "procs", "dwarf", "node", "jitreuse/jitreuse"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			data := filepath.Join(dir, name+".data")
@@ -76,6 +70,21 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
 		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
 	}
+}
+
+// freshPerfDir returns the directory of the recordings ./test.sh makes
+// with testdata/perf/generate.sh ($JITPPROF_FRESH_PERF); without it, the
+// test is skipped, or fails under CI.
+func freshPerfDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("JITPPROF_FRESH_PERF")
+	if dir == "" {
+		if testenv.InCI() {
+			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
+		}
+		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
+	}
+	return dir
 }
 
 // perfReportShares reads perf report --no-children --sort sym --stdio -q

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -109,13 +108,7 @@ func serveWebUI(t *testing.T, dir string, env []string, args ...string) string {
 // the JavaScript functions are named from the jitdump with no perf
 // inject, and V8's own C++ from node's symbols.
 func TestWebUIPerfData(t *testing.T) {
-	dir := os.Getenv("JITPPROF_FRESH_PERF")
-	if dir == "" {
-		if testenv.InCI() {
-			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
-		}
-		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
-	}
+	dir := freshPerfDir(t)
 	base := serveWebUI(t, t.TempDir(), nil, filepath.Join(dir, "node.data"))
 	page := browsertest.Start(t).NewPage(t)
 	for _, tc := range []struct {

@@ -2,7 +2,6 @@ package jitsym
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -71,13 +70,5 @@ func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms [
 	if sections == nil || sections.Size(".debug_info") == 0 {
 		return s, nil
 	}
-	err := build(s, bo, sections, false)
-	if errors.Is(err, elfrel.ErrNoDWARF) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.hasDWARF = len(s.units) > 0
-	return s, nil
+	return s.built(build(s, bo, sections, false))
 }

@@ -177,6 +177,12 @@ func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
 	if symErr := <-syms; symErr != nil {
 		return nil, symErr
 	}
+	return s.built(err)
+}
+
+// built completes s after build returned err: an object without DWARF
+// keeps its symbols, any other error fails.
+func (s *Symbolizer) built(err error) (*Symbolizer, error) {
 	if errors.Is(err, elfrel.ErrNoDWARF) {
 		return s, nil
 	}

@@ -122,8 +122,9 @@ func TestForeignFixtures(t *testing.T) {
 	}
 }
 
-// machoUUID returns the LC_UUID of the Mach-O file at path in hex.
-func machoUUID(t *testing.T, path string) string {
+// mustOpenForeign opens the Mach-O, PE or 32-bit ELF file at path, or
+// fails the test.
+func mustOpenForeign(t *testing.T, path string) *foreignBin {
 	t.Helper()
 	magic, err := readMagic(path)
 	if err != nil {
@@ -133,6 +134,13 @@ func machoUUID(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// machoUUID returns the LC_UUID of the Mach-O file at path in hex.
+func machoUUID(t *testing.T, path string) string {
+	t.Helper()
+	b := mustOpenForeign(t, path)
 	defer b.close()
 	if len(b.buildID) != 32 {
 		t.Fatalf("%s: UUID %q, want 16 bytes", path, b.buildID)

@@ -129,14 +129,7 @@ func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
 // of code.
 func sampleForeign(t *testing.T, path string, n int) []uint64 {
 	t.Helper()
-	magic, err := readMagic(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := openForeign(path, magic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustOpenForeign(t, path)
 	defer b.close()
 	var size uint64
 	for _, s := range b.code {
