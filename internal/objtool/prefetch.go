@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
@@ -58,35 +59,34 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 		if !found {
 			return
 		}
-		workers := min(runtime.GOMAXPROCS(0), len(addrs)/minPrefetch+1)
-		results := make([]map[uint64][]gdriver.Frame, workers)
+		// In address order, each worker takes a run of neighbouring
+		// addresses: their units, nodes and line rows are close together
+		// in the index, which makes each lookup about twice as fast as in
+		// the profile's order.
+		xs := make([]uint64, len(addrs))
+		for i, a := range addrs {
+			xs[i] = a - base
+		}
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+		frames := make([][]gdriver.Frame, len(xs))
+		workers := min(runtime.GOMAXPROCS(0), len(xs)/minPrefetch+1)
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				m := make(map[uint64][]gdriver.Frame, len(addrs)/workers+1)
-				for i := w; i < len(addrs); i += workers {
-					x := addrs[i] - base
-					frames, err := idx.SourceLine(x)
-					if err != nil {
-						continue
+				lo, hi := w*len(xs)/workers, (w+1)*len(xs)/workers
+				for i := lo; i < hi; i++ {
+					if fr, err := idx.SourceLine(xs[i]); err == nil {
+						frames[i] = toDriverFrames(fr)
 					}
-					m[x] = toDriverFrames(frames)
 				}
-				results[w] = m
 			}()
 		}
 		wg.Wait()
 		of.b.cacheMu.Lock()
-		if of.b.cache == nil {
-			of.b.cache = make(map[uint64][]gdriver.Frame, len(addrs))
-		}
-		for _, m := range results {
-			for x, fr := range m {
-				of.b.cache[x] = fr
-			}
-		}
+		of.b.cache = append(of.b.cache, prefetched{xs, frames})
 		of.b.cacheMu.Unlock()
 	}()
 }
@@ -128,6 +128,16 @@ func (t *Tool) Warm(name string) {
 func (b *binFile) cached(x uint64) ([]gdriver.Frame, bool) {
 	b.cacheMu.RLock()
 	defer b.cacheMu.RUnlock()
-	fr, ok := b.cache[x]
-	return fr, ok
+	for _, p := range b.cache {
+		if i, ok := slices.BinarySearch(p.xs, x); ok && p.frames[i] != nil {
+			return p.frames[i], true
+		}
+	}
+	return nil, false
+}
+
+// prefetched holds the answers of one Prefetch.
+type prefetched struct {
+	xs     []uint64          // file addresses, ascending
+	frames [][]gdriver.Frame // frames[i] for xs[i]; nil if the lookup failed
 }

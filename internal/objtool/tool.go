@@ -95,7 +95,7 @@ type binFile struct {
 	symsErr  error
 
 	cacheMu sync.RWMutex
-	cache   map[uint64][]gdriver.Frame // by file address, from Prefetch
+	cache   []prefetched // the answers of each Prefetch
 }
 
 // load returns the parsed ELF file at path, parsing it on first use.
