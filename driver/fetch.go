@@ -51,7 +51,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	p, memoryMap, err := jprofile.ParseLimit(data, f.run.maxDecompressed())
+	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), f.run.warmMappings)
 	if err != nil {
 		return nil, "", err
 	}

@@ -113,9 +113,30 @@ func (r *run) prefetch(p *profile.Profile) {
 		}
 	}
 	for _, m := range p.Mapping {
-		if m.File == "" || m.Unsymbolizable() || (!mode.force && (m.HasFunctions || m.HasFilenames || m.HasLineNumbers)) {
-			continue
+		if symbolizes(m, mode) {
+			r.tool.Prefetch(m.File, m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])
 		}
-		r.tool.Prefetch(m.File, m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])
+	}
+}
+
+// symbolizes reports whether pprof's symbolizer, in mode, looks up the
+// addresses of m in its file (see upstream's localSymbolize).
+func symbolizes(m *profile.Mapping, mode symbolizeMode) bool {
+	return m.File != "" && !m.Unsymbolizable() && (mode.force || !(m.HasFunctions || m.HasFilenames || m.HasLineNumbers))
+}
+
+// warmMappings has the object tool start indexing the files of the
+// mappings ms, which a quick scan found in a profile about to be parsed
+// (see jprofile.ParseLimitHint), if pprof's symbolizer will ask about
+// them: the index is built while the profile is parsed.
+func (r *run) warmMappings(ms []*profile.Mapping) {
+	if r.tool == nil {
+		return
+	}
+	mode := parseSymbolize(r.flags.stringFlag(flagSymbolize))
+	for _, m := range ms {
+		if mode.local && symbolizes(m, mode) {
+			r.warm(m.File)
+		}
 	}
 }

@@ -46,8 +46,25 @@ const DefaultMaxDecompressed = 128 << 20
 // ParseLimit is Parse with a limit on the size of the decompressed data:
 // a profile that decompresses to more is an error saying so.
 func ParseLimit(data []byte, maxDecompressed int64) (p *profile.Profile, memoryMap []byte, err error) {
+	return ParseLimitHint(data, maxDecompressed, nil)
+}
+
+// ParseLimitHint is ParseLimit, which first calls hint, unless it is nil,
+// with the mappings of a proto profile as a quick scan of the encoded
+// profile finds them, before the profile is parsed: the caller can start
+// reading the mapped files while the parse runs. The mappings carry only
+// File, HasFunctions, HasFilenames, HasLineNumbers and HasInlineFrames,
+// as the parsed profile will. hint is not called for data that is not a
+// well-formed proto profile as far as the scan reads it, or that has no
+// mappings.
+func ParseLimitHint(data []byte, maxDecompressed int64, hint func([]*profile.Mapping)) (p *profile.Profile, memoryMap []byte, err error) {
 	if data, err = decompress(data, maxDecompressed); err != nil {
 		return nil, nil, err
+	}
+	if hint != nil {
+		if ms, ok := scanMappings(data); ok && len(ms) > 0 {
+			hint(ms)
+		}
 	}
 	// A proto profile parses as one; anything else is handed to
 	// ParseData, which tries proto again (failing as fast as before),

@@ -1,0 +1,145 @@
+package profile
+
+import (
+	"github.com/google/pprof/profile"
+)
+
+// Field numbers of the profile.proto messages that scanMappings reads.
+const (
+	profileMapping     = 3
+	profileStringTable = 6
+
+	mappingFilename        = 5
+	mappingHasFunctions    = 7
+	mappingHasFilenames    = 8
+	mappingHasLineNumbers  = 9
+	mappingHasInlineFrames = 10
+)
+
+// Protocol buffer wire types.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// scanMappings returns the mappings of the encoded profile data, which it
+// reads without decoding anything else: it skips every other field of
+// the Profile message. As the full decoder does, a field given twice
+// keeps its last value. ok is false if data is not a sequence of
+// well-formed fields, or a mapping's file is not in the string table.
+func scanMappings(data []byte) (ms []*profile.Mapping, ok bool) {
+	var strs [][]byte
+	var files []int64 // string index of each mapping's file
+	for len(data) > 0 {
+		field, wire, _, body, rest, ok := nextField(data)
+		if !ok {
+			return nil, false
+		}
+		data = rest
+		if wire != wireBytes {
+			continue
+		}
+		switch field {
+		case profileStringTable:
+			strs = append(strs, body)
+		case profileMapping:
+			m, file, ok := scanMapping(body)
+			if !ok {
+				return nil, false
+			}
+			ms = append(ms, m)
+			files = append(files, file)
+		}
+	}
+	for i, m := range ms {
+		if files[i] < 0 || files[i] >= int64(len(strs)) {
+			return nil, false
+		}
+		m.File = string(strs[files[i]])
+	}
+	return ms, true
+}
+
+// scanMapping reads the fields of one Mapping message that
+// scanMappings returns, and the string index of its file.
+func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
+	m = &profile.Mapping{}
+	for len(data) > 0 {
+		field, wire, v, _, rest, ok := nextField(data)
+		if !ok {
+			return nil, 0, false
+		}
+		if wire == wireVarint {
+			switch field {
+			case mappingFilename:
+				file = int64(v)
+			case mappingHasFunctions:
+				m.HasFunctions = v != 0
+			case mappingHasFilenames:
+				m.HasFilenames = v != 0
+			case mappingHasLineNumbers:
+				m.HasLineNumbers = v != 0
+			case mappingHasInlineFrames:
+				m.HasInlineFrames = v != 0
+			}
+		}
+		data = rest
+	}
+	return m, file, true
+}
+
+// nextField splits the first field off data: its number, wire type, the
+// value of a varint field, the body of a length-delimited one, and what
+// follows. ok is false if data does not start with a well-formed field.
+func nextField(data []byte) (field uint64, wire int, value uint64, body, rest []byte, ok bool) {
+	key, n := uvarint(data)
+	if n <= 0 {
+		return 0, 0, 0, nil, nil, false
+	}
+	data = data[n:]
+	field, wire = key>>3, int(key&7)
+	switch wire {
+	case wireVarint:
+		v, n := uvarint(data)
+		if n <= 0 {
+			return 0, 0, 0, nil, nil, false
+		}
+		return field, wire, v, nil, data[n:], true
+	case wireFixed64:
+		if len(data) < 8 {
+			return 0, 0, 0, nil, nil, false
+		}
+		return field, wire, 0, nil, data[8:], true
+	case wireFixed32:
+		if len(data) < 4 {
+			return 0, 0, 0, nil, nil, false
+		}
+		return field, wire, 0, nil, data[4:], true
+	case wireBytes:
+		size, n := uvarint(data)
+		if n <= 0 || size > uint64(len(data)-n) {
+			return 0, 0, 0, nil, nil, false
+		}
+		data = data[n:]
+		return field, wire, 0, data[:size], data[size:], true
+	}
+	return 0, 0, 0, nil, nil, false
+}
+
+// uvarint decodes the varint at the start of data and returns it and its
+// length, or a length of 0 if data does not start with one. Like
+// upstream's decoder (profile/proto.go's decodeVarint), whose verdicts
+// the scan must share, it takes up to 10 bytes and ignores the bits
+// beyond 64, where encoding/binary reports an overflow.
+func uvarint(data []byte) (uint64, int) {
+	var u uint64
+	for i := 0; i < 10 && i < len(data); i++ {
+		u |= uint64(data[i]&0x7f) << (7 * i)
+		if data[i]&0x80 == 0 {
+			return u, i + 1
+		}
+	}
+	return 0, 0
+}

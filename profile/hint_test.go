@@ -1,0 +1,139 @@
+package profile
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/pprof"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// mappingKeys returns what scanMappings promises of each mapping.
+func mappingKeys(ms []*profile.Mapping) []string {
+	var keys []string
+	for _, m := range ms {
+		keys = append(keys, fmt.Sprintf("%q f=%v fn=%v l=%v i=%v", m.File, m.HasFunctions, m.HasFilenames, m.HasLineNumbers, m.HasInlineFrames))
+	}
+	return keys
+}
+
+// hintSeeds are encoded profiles: real ones from the repository and small
+// ones with the flags and files scanMappings reads.
+func hintSeeds(t testing.TB) map[string][]byte {
+	seeds := map[string][]byte{}
+	// A real profile with the mappings of a real process: this one's.
+	var heap bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&heap, 0); err != nil {
+		t.Fatal(err)
+	}
+	data, err := decompress(heap.Bytes(), DefaultMaxDecompressed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds["runtime/pprof heap"] = data
+	fn := &profile.Function{ID: 1, Name: "main", Filename: "main.c"}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Mapping: []*profile.Mapping{
+			{ID: 1, Start: 0x400000, Limit: 0x500000, File: "/usr/bin/server", BuildID: "abc"},
+			{ID: 2, Start: 0x7f0000000000, Limit: 0x7f0000100000, Offset: 0x1000, File: "/lib/libc.so.6", HasFunctions: true, HasFilenames: true},
+			{ID: 3, Start: 0x7f1000000000, Limit: 0x7f1000001000, File: "[vdso]", HasLineNumbers: true, HasInlineFrames: true},
+			{ID: 4, Start: 0x7f2000000000, Limit: 0x7f2000001000},
+		},
+		Function: []*profile.Function{fn},
+	}
+	p.Location = []*profile.Location{{ID: 1, Mapping: p.Mapping[0], Address: 0x401000, Line: []profile.Line{{Function: fn, Line: 3}}}}
+	p.Sample = []*profile.Sample{{Location: p.Location, Value: []int64{1}}}
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	seeds["four mappings"] = buf.Bytes()
+	// has_functions as a 10-byte varint whose bits beyond 64 upstream's
+	// decoder drops (it reads false) and encoding/binary calls an
+	// overflow; then the string table's "".
+	overlong := []byte{0x38, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}
+	seeds["overlong varint"] = append(append([]byte{0x1a, byte(len(overlong))}, overlong...), 0x32, 0x00)
+	return seeds
+}
+
+// TestScanMappings: the quick scan finds the mappings, files and flags
+// that parsing the whole profile finds, on real and made-up profiles.
+func TestScanMappings(t *testing.T) {
+	for name, data := range hintSeeds(t) {
+		t.Run(name, func(t *testing.T) {
+			want, err := profile.ParseUncompressed(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := scanMappings(data)
+			if !ok {
+				t.Fatal("scanMappings failed on a profile that parses")
+			}
+			if g, w := fmt.Sprint(mappingKeys(got)), fmt.Sprint(mappingKeys(want.Mapping)); g != w || len(got) == 0 {
+				t.Errorf("scanMappings = %s\nparsed: %s", g, w)
+			}
+		})
+	}
+	// Not a proto profile, or a truncated one: no hint.
+	for _, data := range [][]byte{[]byte("--- heapz 1 ---\n"), hintSeeds(t)["four mappings"][:40]} {
+		if ms, ok := scanMappings(data); ok {
+			t.Errorf("scanMappings(%q) = %v, true; want not ok", data, mappingKeys(ms))
+		}
+	}
+}
+
+// TestParseLimitHint: the hint comes before the parse with the mappings
+// of the profile, gzipped or not, and not at all for a legacy profile.
+func TestParseLimitHint(t *testing.T) {
+	data := hintSeeds(t)["four mappings"]
+	var gz bytes.Buffer
+	p, err := profile.ParseUncompressed(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(&gz); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"plain": data, "gzip": gz.Bytes()} {
+		var hinted []*profile.Mapping
+		p, _, err := ParseLimitHint(data, DefaultMaxDecompressed, func(ms []*profile.Mapping) { hinted = ms })
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if g, w := fmt.Sprint(mappingKeys(hinted)), fmt.Sprint(mappingKeys(p.Mapping)); g != w {
+			t.Errorf("%s: hint = %s, parsed %s", name, g, w)
+		}
+	}
+	called := false
+	if _, _, err := ParseLimitHint([]byte("heap profile: 1: 8 [ 1: 8] @ heapprofile\n1: 8 [1: 8] @ 0x1\n"), DefaultMaxDecompressed,
+		func([]*profile.Mapping) { called = true }); err != nil {
+		t.Fatal(err)
+	}
+	if called {
+		t.Error("hint called for a legacy heap profile")
+	}
+}
+
+// FuzzScanMappings checks that the quick scan never fails on, and agrees
+// with, whatever upstream's decoder accepts, and never panics on
+// anything else.
+func FuzzScanMappings(f *testing.F) {
+	for _, data := range hintSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := scanMappings(data)
+		want, err := profile.ParseUncompressed(data)
+		if err != nil {
+			return
+		}
+		if !ok {
+			t.Fatalf("scanMappings failed on a profile upstream parses: %v", mappingKeys(want.Mapping))
+		}
+		if g, w := fmt.Sprint(mappingKeys(got)), fmt.Sprint(mappingKeys(want.Mapping)); g != w {
+			t.Fatalf("scanMappings = %s\nparsed: %s", g, w)
+		}
+	})
+}
