@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/safename"
@@ -43,16 +45,16 @@ type builder struct {
 	debugInfo, debugAbbrev, debugLine, debugStr, debugLineStr []byte
 	debugStrOffsets, debugRanges, debugRnglists, debugAddr    []byte
 
-	abbrevs      map[uint64]*abbrevTable
-	abbrevBudget int64            // bytes parseAbbrevs may still decode
-	tableAt      map[uint64]int32 // line table index by .debug_line offset
-	lineBudget   int64            // bytes of line programs that may still be decoded
-	rowBudget    int64            // line table rows that may still be kept (see bytesPerRow)
-	rangeBudget  int64            // address ranges that may still be collected
-	qualBudget   int64            // bytes of qualified names that may still be built
-	pathBudget   int64            // bytes of file paths that may still be built
-	fileIDs      map[string]int32
-	strs         map[strRef]string // copied strings (unit directories, scope names), by location
+	abbrevs     *abbrevCache
+	tableAt     map[uint64]int32 // line table index by .debug_line offset
+	lineBudget  int64            // bytes of line programs that may still be decoded
+	rowBudget   int64            // line table rows that may still be kept (see bytesPerRow)
+	rangeBudget int64            // address ranges that may still be collected
+	rangePool   *atomic.Int64    // while walkers run, what they take their rangeBudget from
+	qualBudget  int64            // bytes of qualified names that may still be built
+	pathBudget  int64            // bytes of file paths that may still be built
+	fileIDs     map[string]int32
+	strs        map[strRef]string // copied strings (unit directories, scope names), by location
 
 	// Walk phase: what the later phases need of each unit, beside
 	// Symbolizer.units, and what name resolution needs.
@@ -83,7 +85,9 @@ type builder struct {
 	// Line phase.
 	seqRows []row // the rows of the sequence being read
 
-	tooDeep int // subroutine entries cut at maxInlineDepth
+	tooDeep int    // subroutine entries cut at maxInlineDepth
+	walkers int    // the most builders that walk .debug_info (see walk)
+	walkMin uint64 // the least .debug_info bytes each gets
 }
 
 // walkedUnit is what the phases after the walk need of a compile unit.
@@ -97,15 +101,23 @@ type walkedUnit struct {
 	compDir     string
 }
 
-// build fills s from the DWARF sections l loads.
+// build fills s from the DWARF sections l loads, walking .debug_info on
+// up to one goroutine per CPU.
 func build(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool) error {
+	return buildWith(s, bo, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
+}
+
+// buildWith is build with up to walkers goroutines walking .debug_info,
+// each given at least walkMin bytes of it.
+func buildWith(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, walkers int, walkMin uint64) error {
 	b := &builder{
+		walkers: walkers,
+		walkMin: max(walkMin, 1),
 		qualify: qualify,
 		s:       s,
 		file:    s.name,
 		bo:      bo,
 		l:       l,
-		abbrevs: make(map[uint64]*abbrevTable),
 		tableAt: make(map[uint64]int32),
 		fileIDs: make(map[string]int32),
 		strs:    make(map[strRef]string),
@@ -115,7 +127,7 @@ func build(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool) error {
 	if info > math.MaxUint32 {
 		return &elfrel.UnsupportedError{File: b.file, Section: ".debug_info", Msg: "section of 4 GiB or more"}
 	}
-	b.abbrevBudget = 2*size(".debug_abbrev") + 4096
+	b.abbrevs = &abbrevCache{tables: make(map[uint64]*abbrevTable), budget: 2*size(".debug_abbrev") + 4096}
 	b.lineBudget = 2*line + 4096
 	b.rowBudget = line/bytesPerRow + 4096
 	b.rangeBudget = (info+size(".debug_ranges")+size(".debug_rnglists"))/2 + 1024
@@ -403,9 +415,18 @@ func (b *builder) entryRanges(e *entry, u *unitInfo, rnglistsBase uint64, hasRng
 
 // charge counts ranges against the budget that keeps the index size
 // proportional to the debug sections even when many entries share one
-// long range list.
+// long range list. A walker of several takes its budget from the shared
+// pool rangeChunk ranges at a time.
 func (b *builder) charge(r [][2]uint64) ([][2]uint64, error) {
-	b.rangeBudget -= int64(len(r))
+	n := int64(len(r))
+	for b.rangeBudget < n && b.rangePool != nil {
+		left := b.rangePool.Add(-rangeChunk) + rangeChunk // what the pool held
+		if left <= 0 {
+			break
+		}
+		b.rangeBudget += min(left, rangeChunk)
+	}
+	b.rangeBudget -= n
 	if b.rangeBudget < 0 {
 		return r, &decodeError{sec: ".debug_info", off: -1, msg: "more address ranges than the debug sections can describe"}
 	}

@@ -4,6 +4,8 @@ package jitsym
 // allocates nothing per entry: it keeps the few attributes the index needs
 // as numbers and string references, and skips the rest by form.
 
+import "sync"
+
 // DWARF tags, attributes and forms used here (DWARF 5, section 7.5).
 const (
 	tagClassType         = 0x02
@@ -144,12 +146,24 @@ func (t *abbrevTable) get(code uint64) *abbrev {
 	return t.sparse[code]
 }
 
-// parseAbbrevs decodes the abbreviation table at off in .debug_abbrev. It
-// charges the bytes it reads to b.abbrevBudget, so that units pointing
-// into the middle of one large table cannot make the total work grow with
-// the square of the section size.
+// abbrevCache holds the abbreviation tables decoded so far, which the
+// walkers of one build share (see builder.walk).
+type abbrevCache struct {
+	mu     sync.Mutex
+	tables map[uint64]*abbrevTable // by .debug_abbrev offset
+	budget int64                   // bytes parseAbbrevs may still decode
+}
+
+// parseAbbrevs returns the abbreviation table at off in .debug_abbrev,
+// decoding it the first time. It charges the bytes it reads to the
+// cache's budget, so that units pointing into the middle of one large
+// table cannot make the total work grow with the square of the section
+// size.
 func (b *builder) parseAbbrevs(off uint64) (*abbrevTable, error) {
-	if t, ok := b.abbrevs[off]; ok {
+	ac := b.abbrevs
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	if t, ok := ac.tables[off]; ok {
 		return t, nil
 	}
 	c := &cursor{data: b.debugAbbrev, bo: b.bo, sec: ".debug_abbrev"}
@@ -184,11 +198,11 @@ func (b *builder) parseAbbrevs(off uint64) (*abbrevTable, error) {
 		d.hi = len(all)
 		decls = append(decls, d)
 	}
-	b.abbrevBudget -= int64(c.off) - int64(off)
+	ac.budget -= int64(c.off) - int64(off)
 	if c.err != nil {
 		return nil, c.err
 	}
-	if b.abbrevBudget < 0 {
+	if ac.budget < 0 {
 		return nil, &decodeError{sec: c.sec, off: int64(off), msg: "abbreviation tables overlap (decoded more than twice the section)"}
 	}
 	for i, d := range decls {
@@ -211,7 +225,7 @@ func (b *builder) parseAbbrevs(off uint64) (*abbrevTable, error) {
 		}
 		t.sparse[d.code] = &a
 	}
-	b.abbrevs[off] = t
+	ac.tables[off] = t
 	return t, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // scope is a namespace, class, structure, union, interface or module
@@ -50,25 +52,176 @@ type rawSpan struct {
 	order  int32
 }
 
-// walk reads every compile unit of .debug_info.
+// minWalkBytes is the least .debug_info each walker of a build gets: a
+// smaller section is walked on one goroutine.
+const minWalkBytes = 1 << 20
+
+// rangeChunk is how many ranges of the budget a walker of several takes
+// from the shared pool at a time (see charge); the pool holds that many
+// more per walker, so that what the others hold never fails one.
+const rangeChunk = 1024
+
+// walk reads every compile unit of .debug_info. A large section is split
+// into runs of units, walked at the same time by as many builders as
+// there are CPUs (see walkers), and their results are joined in order:
+// the index is the same as from one walk.
 func (b *builder) walk() error {
+	var hs []unitHeader
 	c := &cursor{data: b.debugInfo, bo: b.bo, sec: ".debug_info"}
+	var headerErr error
 	for c.off < len(c.data) {
 		h, err := parseUnitHeader(c)
 		if err != nil {
-			return err
+			headerErr = err // after the units before it, as one walk would
+			break
 		}
 		if h.version == 0 {
 			continue // zero-length padding
 		}
 		switch h.unitType {
 		case utCompile, utPartial, utSkeleton:
-			if err := b.walkUnit(&h); err != nil {
+			hs = append(hs, h)
+		}
+	}
+	runs := splitUnits(hs, b.walkers, b.walkMin)
+	if len(runs) <= 1 {
+		for i := range hs {
+			if err := b.walkUnit(&hs[i]); err != nil {
 				return err
 			}
 		}
+		return headerErr
 	}
-	return nil
+
+	slack := int64(len(runs)) * rangeChunk
+	pool := &atomic.Int64{}
+	pool.Store(b.rangeBudget + slack)
+	b.rangeBudget, b.rangePool = 0, pool
+	ws := make([]*builder, len(runs))
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, run := range runs {
+		w := b
+		if i > 0 {
+			w = b.fork(run)
+		}
+		ws[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range run {
+				if errs[i] = w.walkUnit(&run[k]); errs[i] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.join(ws[i])
+		}
+	}
+	b.rangeBudget, b.rangePool = b.rangeBudget+max(pool.Load(), 0)-slack, nil
+	return headerErr
+}
+
+// splitUnits splits the units hs into runs of neighbours, each cut once
+// it reaches its share of their bytes of .debug_info: at most n runs, and
+// at most one per minBytes.
+func splitUnits(hs []unitHeader, n int, minBytes uint64) [][]unitHeader {
+	if len(hs) == 0 {
+		return nil
+	}
+	total := hs[len(hs)-1].end - hs[0].off
+	n = max(1, min(n, int(min(total/minBytes, uint64(len(hs))))))
+	var runs [][]unitHeader
+	start := 0
+	for i := range hs {
+		// Cut after unit i once the run reaches its share of the bytes.
+		share := total * uint64(len(runs)+1) / uint64(n)
+		if len(runs) < n-1 && hs[i].end-hs[0].off >= share {
+			runs = append(runs, hs[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(hs) {
+		runs = append(runs, hs[start:])
+	}
+	return runs
+}
+
+// fork returns a builder that walks the units run for b, at the same time
+// as b: it reads b's sections and shares its abbreviation tables and
+// range budget, and gathers its own units, nodes, spans and scopes,
+// which join then appends to b's.
+func (b *builder) fork(run []unitHeader) *builder {
+	w := &builder{
+		s:       &Symbolizer{name: b.s.name},
+		file:    b.file,
+		qualify: b.qualify,
+		bo:      b.bo,
+		l:       b.l,
+
+		debugInfo: b.debugInfo, debugAbbrev: b.debugAbbrev, debugStr: b.debugStr, debugLineStr: b.debugLineStr,
+		debugStrOffsets: b.debugStrOffsets, debugRanges: b.debugRanges, debugRnglists: b.debugRnglists, debugAddr: b.debugAddr,
+
+		abbrevs:   b.abbrevs,
+		rangePool: b.rangePool,
+		strs:      make(map[strRef]string),
+	}
+	n := run[len(run)-1].end - run[0].off // the capacity hints of infoPhase
+	w.subDies = make([]uint32, 0, n/48)
+	w.nodeDie = make([]nodeEntry, 0, n/72)
+	w.s.nodes = make([]node, 0, n/72)
+	w.spans.spans = make([]span, 0, n/48)
+	return w
+}
+
+// join appends what w walked, after b's own units, to b: indexes of
+// units, nodes, scopes, spans and long spans move by what b has.
+func (b *builder) join(w *builder) {
+	unitBase, nodeBase, scopeBase := int32(len(b.s.units)), int32(len(b.s.nodes)), int32(len(b.scopes))
+	spanBase, longBase := int32(len(b.spans.spans)), uint32(len(b.spans.long))
+	b.walked = append(b.walked, w.walked...)
+	for _, u := range w.s.units {
+		u.nodeLo += nodeBase
+		b.s.units = append(b.s.units, u)
+	}
+	for _, n := range w.s.nodes {
+		if n.parent >= 0 {
+			n.parent += nodeBase
+		}
+		b.s.nodes = append(b.s.nodes, n)
+	}
+	b.nodeDie = append(b.nodeDie, w.nodeDie...)
+	b.subDies = append(b.subDies, w.subDies...)
+	for _, sc := range w.scopes {
+		if sc.parent >= 0 {
+			sc.parent += scopeBase
+		}
+		b.scopes = append(b.scopes, sc)
+	}
+	for _, sp := range w.spans.spans {
+		sp.node += nodeBase
+		if sp.size&longSpan != 0 {
+			sp.size = longSpan | (sp.size&^longSpan + longBase)
+		}
+		b.spans.spans = append(b.spans.spans, sp)
+	}
+	b.spans.long = append(b.spans.long, w.spans.long...)
+	for _, us := range w.unitSpan {
+		b.unitSpan = append(b.unitSpan, [2]int32{us[0] + spanBase, us[1] + spanBase})
+	}
+	for _, r := range w.cuRaw {
+		r.node += unitBase
+		b.cuRaw = append(b.cuRaw, r)
+	}
+	b.tooDeep += w.tooDeep
+	b.rangeBudget += w.rangeBudget // what w took from the pool and left
 }
 
 // walkUnit indexes one unit: its address ranges, where its line table
