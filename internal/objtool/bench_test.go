@@ -13,8 +13,14 @@ import (
 // (11 MB, 4.2 MB of .debug_info).
 const libstdcxxDebug = "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30"
 
+// benchBinary returns the binary the native benchmarks read: libstdc++'s
+// -g build, or the file $OBJTOOL_BENCH_BINARY names (bench/native.sh's
+// executable, say: build/bench/native-55000/synth-exe).
 func benchBinary(b *testing.B) string {
 	b.Helper()
+	if path := os.Getenv("OBJTOOL_BENCH_BINARY"); path != "" {
+		return path
+	}
 	if _, err := os.Stat(libstdcxxDebug); err != nil {
 		testenv.Missing(b, libstdcxxDebug, "apt-get install libstdc++6-12-dbg")
 	}
