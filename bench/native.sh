@@ -4,7 +4,8 @@
 # binutils.
 #
 # Builds a large -g executable (FUNCS small C++ functions with inlined
-# helpers, g++ -g -O1 -no-pie; 55,000 functions make about 32 MB), a CPU
+# helpers, g++ -g -O1 -no-pie, in UNITS compile units; 55,000 functions
+# make about 32 MB), a CPU
 # profile of ADDRS distinct addresses in its code behind the mapping a
 # process has for it, and times, on that profile:
 #
@@ -16,26 +17,30 @@
 #       cost of reporting a symbolized profile, without symbolization
 #   (e) llvm-symbolizer alone, answering the same addresses
 #
-# Each is run RUNS times (SLOW_RUNS for b and e); the table gives the
-# median wall time, the ratio of (b) to it, and the peak RSS (GNU time).
-# The -top tables of (a) and (b) must be identical.
+# Each is run RUNS times (SLOW_RUNS for b and e), in rounds that run each
+# once, so that a machine that slows down or speeds up during the script
+# weighs on all alike; the table gives the median wall time, the ratio of
+# (b) to it, and the peak RSS (GNU time). The -top tables of (a) and (b)
+# must be identical.
 #
-# Usage: bench/native.sh [-n FUNCS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-l LLVM] [-w WORKDIR]
-# Defaults: 55000 functions, 50000 addresses, 5 runs, 3 slow runs, LLVM
-# 19, build/bench. The executable is cached in WORKDIR between runs.
+# Usage: bench/native.sh [-n FUNCS] [-u UNITS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-l LLVM] [-w WORKDIR]
+# Defaults: 55000 functions, 1 unit, 50000 addresses, 5 runs, 3 slow
+# runs, LLVM 19, build/bench. The executable is cached in WORKDIR between
+# runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-funcs=55000 addrs=50000 runs=5 slow_runs=3 llvm=19 work=build/bench
-while getopts "n:a:r:s:l:w:" opt; do
+funcs=55000 units=1 addrs=50000 runs=5 slow_runs=3 llvm=19 work=build/bench
+while getopts "n:u:a:r:s:l:w:" opt; do
   case $opt in
     n) funcs=$OPTARG ;;
+    u) units=$OPTARG ;;
     a) addrs=$OPTARG ;;
     r) runs=$OPTARG ;;
     s) slow_runs=$OPTARG ;;
     l) llvm=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,26p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
   esac
 done
 llvm_bin=/usr/lib/llvm-$llvm/bin
@@ -49,14 +54,17 @@ echo "building jitpprof and upstream pprof" >&2
 go build -o "$work/pprof" .
 go build -o "$work/upstream-pprof" github.com/google/pprof
 
-exe=$work/native-$funcs/synth-exe
+name=native-$funcs
+((units > 1)) && name+=-u$units
+exe=$work/$name/synth-exe
 if [[ ! -f $exe ]]; then
-  echo "generating the executable ($funcs functions; g++ takes a few minutes)" >&2
-  mkdir -p "$work/native-$funcs"
-  go run ./internal/jitsym/synth/synthobj -exe -n "$funcs" -dir "$work/native-$funcs" >/dev/null
+  echo "generating the executable ($funcs functions in $units units; g++ takes a few minutes)" >&2
+  mkdir -p "$work/$name"
+  go run ./internal/jitsym/synth/synthobj -exe -units "$units" -n "$funcs" -dir "$work/$name" >/dev/null
 fi
 # The profile sits alone in its directory: no JIT object is found there.
-pdir=$work/native-profile-$funcs-$addrs
+pdir=$work/$name-profile-$addrs
+[[ $units == 1 ]] && pdir=$work/native-profile-$funcs-$addrs
 mkdir -p "$pdir"
 prof=$pdir/cpu.pb.gz
 go run ./bench/synthprof -native -obj "$exe" -n "$addrs" -o "$prof"
@@ -65,37 +73,44 @@ go run ./bench/synthprof -native -obj "$exe" -n "$addrs" -addrs "$pdir/addrs.txt
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 
-# measure NAME RUNS [ENV=VALUE...] -- COMMAND...: runs it RUNS times, keeps
-# the output of the first run in $work/NAME.top, and prints
-# "NAME MEDIAN_SECONDS MAX_RSS_KB".
-measure() {
-  local name=$1 n=$2
-  shift 2
+# once NAME [ENV=VALUE...] -- COMMAND...: runs it once, appends
+# "SECONDS MAX_RSS_KB" to $work/NAME.runs, and keeps the output of its
+# first run in $work/NAME.top.
+once() {
+  local name=$1
+  shift
   local env=()
   while [[ $1 != -- ]]; do env+=("$1"); shift; done
   shift
-  local times=() rss=0
-  for ((i = 0; i < n; i++)); do
-    env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
-      "$@" <"${STDIN:-/dev/null}" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
-    read -r t m <"$work/$name.time"
-    times+=("$t")
-    ((m > rss)) && rss=$m
-    ((i == 0)) && cp "$work/$name.out" "$work/$name.top"
-    echo "  $name run $((i + 1))/$n: ${t}s, ${m} KiB" >&2
-  done
-  local median
-  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-  echo "$name $median $rss"
+  env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
+    "$@" <"${STDIN:-/dev/null}" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
+  [[ -s $work/$name.runs ]] || cp "$work/$name.out" "$work/$name.top"
+  cat "$work/$name.time" >>"$work/$name.runs"
+  echo "  $name: $(cat "$work/$name.time") (seconds, KiB)" >&2
+}
+
+# summary NAME: prints "NAME MEDIAN_SECONDS MAX_RSS_KB" of its runs.
+summary() {
+  sort -g "$work/$1.runs" | awk -v n="$1" '{t[NR] = $1; if ($2 > m) m = $2}
+    END {print n, (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), m}'
 }
 
 echo "timing" >&2
 "$work/pprof" -proto -output "$pdir/symbolized.pb.gz" "$prof" 2>/dev/null
-ra=$(measure a "$runs" -- "$work/pprof" -top "$prof")
-rb=$(measure b "$slow_runs" PPROF_TOOLS="$llvm_bin" -- "$work/upstream-pprof" -top "$prof")
-rc=$(measure c "$runs" -- "$work/pprof" -top -symbolize=none "$prof")
-rd=$(measure d "$runs" -- "$work/pprof" -top "$pdir/symbolized.pb.gz")
-re=$(STDIN="$pdir/addrs.txt" measure e "$slow_runs" -- "$llvm_bin/llvm-symbolizer" --inlining --no-demangle --output-style=JSON "--obj=$exe")
+rm -f "$work"/[a-e].runs
+for ((i = 0; i < runs || i < slow_runs; i++)); do
+  echo " round $((i + 1))" >&2
+  if ((i < runs)); then
+    once a -- "$work/pprof" -top "$prof"
+    once c -- "$work/pprof" -top -symbolize=none "$prof"
+    once d -- "$work/pprof" -top "$pdir/symbolized.pb.gz"
+  fi
+  if ((i < slow_runs)); then
+    once b PPROF_TOOLS="$llvm_bin" -- "$work/upstream-pprof" -top "$prof"
+    STDIN="$pdir/addrs.txt" once e -- "$llvm_bin/llvm-symbolizer" --inlining --no-demangle --output-style=JSON "--obj=$exe"
+  fi
+done
+ra=$(summary a) rb=$(summary b) rc=$(summary c) rd=$(summary d) re=$(summary e)
 
 identical=yes
 cmp -s "$work/a.top" "$work/b.top" || identical="NO: $work/a.top differs from $work/b.top"
@@ -112,8 +127,8 @@ row() {
 cat <<EOF
 
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); LLVM $("$llvm_bin/llvm-symbolizer" --version | awk '/LLVM version/ {print $NF}')
-Binary: $funcs functions, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (.debug_info $(printf '%d' "0x$(readelf -SW "$exe" | awk '$2==".debug_info" {print $6}')" | awk '{printf "%.1f MiB", $1/1048576}')); profile: $addrs distinct addresses
-Runs: median of $runs for (a), (c) and (d), of $slow_runs for (b) and (e)
+Binary: $funcs functions in $units compile units, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (.debug_info $(printf '%d' "0x$(readelf -SW "$exe" | awk '$2==".debug_info" {print $6}')" | awk '{printf "%.1f MiB", $1/1048576}')); profile: $addrs distinct addresses
+Runs: median of $runs for (a), (c) and (d), of $slow_runs for (b) and (e), in rounds
 Identical -top tables for (a) and (b): $identical
 
 | run | median wall | (b) / it | peak RSS |

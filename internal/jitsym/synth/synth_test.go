@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"os"
 	"path/filepath"
@@ -93,5 +94,53 @@ func TestScatterDeterministic(t *testing.T) {
 	last := pa[len(pa)-1]
 	if end := last.Addr + last.Size; end > opt.Base+2*opt.Span {
 		t.Errorf("sections end at %#x, want about %#x", end, opt.Base+opt.Span)
+	}
+}
+
+// TestGenerateExeUnits: the executable has one compile unit per file,
+// every function of Source in one of them.
+func TestGenerateExeUnits(t *testing.T) {
+	testenv.Tool(t, "g++", "g++")
+	dir := t.TempDir()
+	exe, err := GenerateExeUnits(dir, 1000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, funcs := 0, map[string]bool{}
+	for r := d.Reader(); ; {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		switch e.Tag {
+		case dwarf.TagCompileUnit:
+			if name, _ := e.Val(dwarf.AttrName).(string); strings.HasPrefix(filepath.Base(name), "synth-") {
+				units++
+			}
+		case dwarf.TagSubprogram:
+			if name, _ := e.Val(dwarf.AttrName).(string); strings.HasPrefix(name, "f") {
+				funcs[name] = true
+			}
+		}
+	}
+	if units != 3 {
+		t.Errorf("%d synth-K.cc compile units, want 3", units)
+	}
+	for _, name := range []string{"f0", "f199", "f200", "f999"} {
+		if !funcs[name] {
+			t.Errorf("no subprogram %s", name)
+		}
 	}
 }
