@@ -269,7 +269,7 @@ done
 step "Benchmark script on a small object (bench/jitsym.sh; the full run is in doc/performance.md)"
 bench/jitsym.sh -n 2000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
 step "Native benchmark script on a small executable (bench/native.sh; the full run is in doc/performance.md)"
-bench/native.sh -n 3000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
+bench/native.sh -n 3000 -u 4 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
 
 step "Go benchmarks (one iteration each)"
 # The synthetic-object benchmark reuses the small object just built

@@ -12,9 +12,12 @@
 #       [0, ^0) mapping (base 0, absolute addresses), one process for the whole object
 #   (c) upstream pprof with addr2line only (llvm-symbolizer hidden)
 #   (d) jitpprof -jit_symbolizer=binutils: (b) through jitpprof's driver
+#   (e) jitpprof -symbolize=none: fetching, the JIT stage and the report,
+#       no symbols
 #
-# Each is run RUNS times (SLOW_RUNS for b, c and d); the table gives the
-# median wall time, the ratio to (b) and the peak RSS (GNU time). The
+# Each is run RUNS times (SLOW_RUNS for b, c and d), in rounds that run
+# each once; the table gives the median wall time, the ratio to (b) and
+# the peak RSS (GNU time), and how many times (e)'s time (a) takes. The
 # -top tables of (a), (b) and (d) must be identical.
 #
 # Usage: bench/jitsym.sh [-n FUNCS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-w WORKDIR]
@@ -31,7 +34,7 @@ while getopts "n:a:r:s:w:" opt; do
     r) runs=$OPTARG ;;
     s) slow_runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,28p' "$0" >&2; exit 2 ;;
   esac
 done
 for tool in g++ llvm-symbolizer addr2line nm objdump /usr/bin/time; do
@@ -64,35 +67,24 @@ for t in addr2line nm objdump c++filt; do ln -sf "$(command -v "$t")" "$a2l/$t";
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 
-# measure NAME RUNS [ENV=VALUE...] -- COMMAND...: runs it RUNS times, keeps
-# the -top output of the first run in $work/NAME.top, and prints
-# "NAME MEDIAN_SECONDS MAX_RSS_KB".
-measure() {
-  local name=$1 n=$2
-  shift 2
-  local env=()
-  while [[ $1 != -- ]]; do env+=("$1"); shift; done
-  shift
-  local times=() rss=0
-  for ((i = 0; i < n; i++)); do
-    env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
-      "$@" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
-    read -r t m <"$work/$name.time"
-    times+=("$t")
-    ((m > rss)) && rss=$m
-    ((i == 0)) && cp "$work/$name.out" "$work/$name.top"
-    echo "  $name run $((i + 1))/$n: ${t}s, ${m} KiB" >&2
-  done
-  local median
-  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-  echo "$name $median $rss"
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 echo "timing" >&2
-ra=$(measure a "$runs" -- "$work/pprof" -top -jit_dir "$jit" "$prof")
-rb=$(measure b "$slow_runs" -- "$work/upstream-pprof" -top "$prof")
-rc=$(measure c "$slow_runs" PATH="$a2l" -- "$work/upstream-pprof" -top "$prof")
-rd=$(measure d "$slow_runs" -- "$work/pprof" -top -jit_symbolizer=binutils -jit_dir "$jit" "$prof")
+rm -f "$work"/[a-e].runs
+for ((i = 0; i < runs || i < slow_runs; i++)); do
+  echo " round $((i + 1))" >&2
+  if ((i < runs)); then
+    once a -- "$work/pprof" -top -jit_dir "$jit" "$prof"
+    once e -- "$work/pprof" -top -symbolize=none -jit_dir "$jit" "$prof"
+  fi
+  if ((i < slow_runs)); then
+    once b -- "$work/upstream-pprof" -top "$prof"
+    once c PATH="$a2l" -- "$work/upstream-pprof" -top "$prof"
+    once d -- "$work/pprof" -top -jit_symbolizer=binutils -jit_dir "$jit" "$prof"
+  fi
+done
+ra=$(summary a) rb=$(summary b) rc=$(summary c) rd=$(summary d) re=$(summary e)
 
 identical=yes
 for x in a d; do
@@ -113,7 +105,7 @@ cat <<EOF
 
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); $(llvm-symbolizer --version | awk '/LLVM version/ {print "LLVM " $NF}'); $(addr2line --version | head -1)
 Object: $funcs functions, $sections section headers, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'); profile: $addrs distinct addresses
-Runs: median of $runs for (a), of $slow_runs for the others
+Runs: median of $runs for (a) and (e), of $slow_runs for the others, in rounds
 Identical -top tables for (a), (b) and (d): $identical
 
 | pprof -top | median wall | speed-up vs (b) | peak RSS |
@@ -122,5 +114,8 @@ $(row "(a) jitpprof, in-process symbolizer" "$ra")
 $(row "(b) upstream pprof + llvm-symbolizer, one [0, ^0) mapping" "$rb")
 $(row "(c) upstream pprof + addr2line only" "$rc")
 $(row "(d) jitpprof -jit_symbolizer=binutils" "$rd")
+$(row "(e) jitpprof -symbolize=none" "$re")
+
+(a) takes $(awk -v a="$(echo "$ra" | cut -d' ' -f2)" -v e="$(echo "$re" | cut -d' ' -f2)" 'BEGIN {printf "%.1f", a / e}')x the time of (e).
 EOF
 [[ $identical == yes ]]

@@ -73,27 +73,8 @@ go run ./bench/synthprof -native -obj "$exe" -n "$addrs" -addrs "$pdir/addrs.txt
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 
-# once NAME [ENV=VALUE...] -- COMMAND...: runs it once, appends
-# "SECONDS MAX_RSS_KB" to $work/NAME.runs, and keeps the output of its
-# first run in $work/NAME.top.
-once() {
-  local name=$1
-  shift
-  local env=()
-  while [[ $1 != -- ]]; do env+=("$1"); shift; done
-  shift
-  env -i PATH="$PATH" HOME="$home" "${env[@]}" /usr/bin/time -f '%e %M' -o "$work/$name.time" \
-    "$@" <"${STDIN:-/dev/null}" >"$work/$name.out" 2>"$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
-  [[ -s $work/$name.runs ]] || cp "$work/$name.out" "$work/$name.top"
-  cat "$work/$name.time" >>"$work/$name.runs"
-  echo "  $name: $(cat "$work/$name.time") (seconds, KiB)" >&2
-}
-
-# summary NAME: prints "NAME MEDIAN_SECONDS MAX_RSS_KB" of its runs.
-summary() {
-  sort -g "$work/$1.runs" | awk -v n="$1" '{t[NR] = $1; if ($2 > m) m = $2}
-    END {print n, (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), m}'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 echo "timing" >&2
 "$work/pprof" -proto -output "$pdir/symbolized.pb.gz" "$prof" 2>/dev/null
