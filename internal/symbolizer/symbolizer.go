@@ -6,7 +6,9 @@
 package symbolizer
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +23,8 @@ import (
 // absolute addresses. It must be safe for concurrent use.
 type Object interface {
 	// SourceLine returns the frames at addr, leaf first: several when
-	// code was inlined, none when addr is in no known function.
+	// code was inlined, none when addr is in no known function. It is
+	// called from several goroutines at once.
 	SourceLine(addr uint64) ([]gdriver.Frame, error)
 	// Close releases the object.
 	Close() error
@@ -141,14 +144,7 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}
 				}
 			} else {
-				stacks := make([][]gdriver.Frame, len(jm.Locations))
-				for k, l := range jm.Locations {
-					// A failed lookup leaves the location unsymbolized, as
-					// pprof does when its symbolizer has no answer.
-					stacks[k], _ = obj.SourceLine(l.Address)
-					progress.addressesDone.Add(1)
-				}
-				results[i].stacks = stacks
+				results[i].stacks = lookUp(obj, jm.Locations, progress)
 			}
 			progress.objectsDone.Add(1)
 		}()
@@ -167,6 +163,40 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 		}
 	}
 	return errs
+}
+
+// minSplit is the fewest locations of one object worth splitting among
+// workers.
+const minSplit = 512
+
+// lookUp returns the frames of each location of locs in obj. It looks
+// them up in address order, many of them on as many workers as there are
+// CPUs, each a run of neighbouring addresses: their units, nodes and line
+// rows lie close together in the object's index, which makes each lookup
+// about twice as fast as in the profile's order. A failed lookup leaves
+// the location unsymbolized, as pprof does when its symbolizer has no
+// answer.
+func lookUp(obj Object, locs []*profile.Location, progress *Progress) [][]gdriver.Frame {
+	order := make([]int, len(locs))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(locs[x].Address, locs[y].Address) })
+	stacks := make([][]gdriver.Frame, len(locs))
+	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, k := range order[w*len(order)/workers : (w+1)*len(order)/workers] {
+				stacks[k], _ = obj.SourceLine(locs[k].Address)
+				progress.addressesDone.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return stacks
 }
 
 // apply writes the frames of one location into it, and records on its

@@ -3,6 +3,8 @@ package symbolizer
 import (
 	"errors"
 	"fmt"
+	"math/rand"
+	"sync"
 	"testing"
 
 	gdriver "github.com/google/pprof/driver"
@@ -28,9 +30,12 @@ func (o fakeObject) Close() error { *o.closed++; return nil }
 
 func TestSymbolize(t *testing.T) {
 	closed, opens := 0, map[string]int{}
+	var mu sync.Mutex // objects are opened concurrently
 	c := NewCache(func(obj *jprofile.Object) (Object, error) {
 		path := obj.Path
+		mu.Lock()
 		opens[path]++
+		mu.Unlock()
 		if path == "/jit/broken.elf" {
 			return nil, errors.New("unsupported machine")
 		}
@@ -92,5 +97,47 @@ func TestSymbolize(t *testing.T) {
 	}
 	if err := c.Close(); err != nil || closed != 1 {
 		t.Errorf("Close = %v, closed %d objects; want nil, 1", err, closed)
+	}
+}
+
+// addrObject answers each address with one frame named after it.
+type addrObject struct{}
+
+func (addrObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	return []gdriver.Frame{{Func: fmt.Sprintf("f%x", addr), Line: int(addr % 1000)}}, nil
+}
+
+func (addrObject) Close() error { return nil }
+
+// TestSymbolizeManyLocations: the locations of one object, enough to be
+// looked up by several workers in address order, each get their own
+// frames, and the functions are added in the order of the locations.
+func TestSymbolizeManyLocations(t *testing.T) {
+	p := &profile.Profile{}
+	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: "/jit/big.elf"}
+	p.Mapping = []*profile.Mapping{m}
+	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
+	r := rand.New(rand.NewSource(1))
+	for i := range 5 * minSplit {
+		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(1 << 40)), Mapping: m}
+		p.Location = append(p.Location, l)
+		jm.Locations = append(jm.Locations, l)
+	}
+	c := NewCache(func(*jprofile.Object) (Object, error) { return addrObject{}, nil })
+	defer c.Close()
+	var progress Progress
+	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, &progress); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	for i, l := range p.Location {
+		if len(l.Line) != 1 || l.Line[0].Function.Name != fmt.Sprintf("f%x", l.Address) || l.Line[0].Line != int64(l.Address%1000) {
+			t.Fatalf("location %d at %#x: lines %+v", i, l.Address, l.Line)
+		}
+		if l.Line[0].Function != p.Function[i] { // the addresses are distinct
+			t.Fatalf("location %d: function %d is not the %dth added", i, l.Line[0].Function.ID, i)
+		}
+	}
+	if _, _, done, of := progress.Done(); done != of || of != len(p.Location) {
+		t.Errorf("progress: %d of %d addresses, want all %d", done, of, len(p.Location))
 	}
 }
