@@ -360,7 +360,10 @@ func (j *jitStage) symbolize(p *profile.Profile, jms []jprofile.JITMapping) {
 			}
 		}()
 	}
-	errs := j.syms.Symbolize(p, jms, &progress)
+	// In process means local symbolization with the default demangler
+	// (see inProcess): pprof's symbolizer would demangle the names so,
+	// after this stage, one at a time.
+	errs := j.syms.Symbolize(p, jms, &progress, upstreamDemangle)
 	close(stop)
 	wg.Wait()
 	for _, err := range errs {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // This file is jitpprof's adapter to upstream pprof. The plugin
@@ -82,7 +84,8 @@ type symbolizeMode struct {
 // Symbolizer.Symbolize does (this follows its logic): modes separated by
 // ':', case-insensitive; "none" or "no" anywhere turns everything off;
 // the last of local, fastlocal and remote decides local symbolization,
-// on by default; force or a demangle= mode forces it.
+// on by default; force or a demangler mode (full, none or templates,
+// with or without "demangle=" before it) forces it.
 func parseSymbolize(value string) symbolizeMode {
 	m := symbolizeMode{local: true}
 	for _, o := range strings.Split(strings.ToLower(value), ":") {
@@ -93,11 +96,40 @@ func parseSymbolize(value string) symbolizeMode {
 			m.local = true
 		case "remote":
 			m.local = false
-		case "force", "demangle=full", "demangle=none", "demangle=templates":
+		case "force":
 			m.force = true
+		default:
+			switch strings.TrimPrefix(o, "demangle=") {
+			case "full", "none", "templates":
+				m.force = true
+			}
 		}
 	}
 	return m
+}
+
+// upstreamDemangle returns the Name upstream's symbolizer gives a
+// function whose system name is name, when -symbolize asks for local
+// symbolization with neither force nor a demangle= mode, once it has
+// symbolized the profile, if name demangles: this follows the first
+// steps of its Demangle with the default demangler mode
+// (demanglerModeToOptions("") and demangleSingleFunction). Upstream then
+// leaves alone a function whose Name differs from its system name. A
+// name that does not demangle is returned as it is: upstream then does
+// its own work on it, heuristics for names already demangled included.
+func upstreamDemangle(name string) string {
+	opts := []demangle.Option{demangle.NoParams, demangle.NoEnclosingParams, demangle.NoTemplateParams}
+	if d := demangle.Filter(name, opts...); d != name {
+		return d
+	}
+	// macOS names start with an extra '_': upstream tries once more
+	// without it.
+	if strings.HasPrefix(name, "_") {
+		if d := demangle.Filter(name[1:], opts...); d != name[1:] {
+			return d
+		}
+	}
+	return name
 }
 
 // exportOutput is the reserved -output name under which upstream writes

@@ -184,7 +184,8 @@ func TestUpstreamSymbolizeModes(t *testing.T) {
 		return
 	}
 	for _, mode := range []string{"", "local", "fastlocal", "remote", "none", "no", "none:local", "remote:local",
-		"local:remote", "force", "local:force", "demangle=full", "demangle=none", "demangle=templates", "demangle=default", "NONE"} {
+		"local:remote", "force", "local:force", "demangle=full", "demangle=none", "demangle=templates", "demangle=default", "NONE",
+		"full", "templates", "default", "demangle=bogus"} {
 		for _, symbolized := range []bool{false, true} {
 			p := heapProfile()
 			if !symbolized {
@@ -201,6 +202,70 @@ func TestUpstreamSymbolizeModes(t *testing.T) {
 			if got := r.obj.opened() > 0; got != want {
 				t.Errorf("-symbolize=%q, mapping symbolized %v: upstream opened the binary: %v; parseSymbolize %+v says %v", mode, symbolized, got, m, want)
 			}
+		}
+	}
+}
+
+// TestUpstreamDemangle: upstream's output is the same whether the
+// functions come with their system names as Names, as its symbolizer
+// writes them, or with the Names upstreamDemangle gives them, as the JIT
+// stage writes them, in the mode the JIT stage symbolizes in (local, no
+// force, the default demangler); and every name upstreamDemangle changes
+// is upstream's: C++ names with parameters, templates, clones and static
+// functions, Rust's two schemes, names with an extra '_', C names, names
+// that look demangled already, and text that is no name.
+func TestUpstreamDemangle(t *testing.T) {
+	if !inFreshProcess(t) {
+		return
+	}
+	names := []string{
+		"_ZN5synth2g03f14Ei", "_ZNSt6vectorIiSaIiEE9push_backERKi", "_Z3tplILi7EEii", "_ZL8mixstatici",
+		"_Z4workv.cold", "_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs1234_4core3foo", "horner",
+		"__ZN5synth2g03f14Ei", "_start", "__libc_start_main", "_", "", "operator new", "_Z", "_ZN",
+		"std::vector<int>::push_back(int const&)", "Foo.<init>", "main.(*T[...]).M", "a[1]::b(c)",
+	}
+	p := heapProfile()
+	for i, name := range names {
+		f := p.Function[i%len(p.Function)]
+		if i >= len(p.Function) {
+			f = &profile.Function{ID: uint64(len(p.Function) + 1), Filename: "jit.cc"}
+			p.Function = append(p.Function, f)
+			p.Location[0].Line = append(p.Location[0].Line, profile.Line{Function: f, Line: int64(i)})
+		}
+		f.Name, f.SystemName = name, name
+	}
+	pre := p.Copy()
+	changed := 0
+	for _, f := range pre.Function {
+		if f.Name = upstreamDemangle(f.SystemName); f.Name != f.SystemName {
+			changed++
+		}
+	}
+	if changed < 8 {
+		t.Errorf("upstreamDemangle changes only %d of the names: the test does not test it", changed)
+	}
+	upstreamNames := func(p *profile.Profile) map[string]string {
+		got, err := profile.ParseData(runUpstream(t, p, nil, "-proto", "-output=out.pb.gz").report(t, "out.pb.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, f := range got.Function {
+			m[f.SystemName] = f.Name
+		}
+		return m
+	}
+	want, got := upstreamNames(p), upstreamNames(pre)
+	for _, name := range names {
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%q did not reach upstream's output", name)
+		}
+		if got[name] != w {
+			t.Errorf("%q: upstream names it %q, or %q after upstreamDemangle's %q", name, w, got[name], upstreamDemangle(name))
+		}
+		if d := upstreamDemangle(name); d != name && d != w {
+			t.Errorf("upstreamDemangle(%q) = %q, upstream %q", name, d, w)
 		}
 	}
 }

@@ -117,10 +117,13 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // functions to p in a deterministic order. It returns one *OpenError per
 // object that failed to open in this call (an object that failed in an
 // earlier call of the same Cache is skipped silently). If progress is not
-// nil, Symbolize sets its totals and advances it as it goes.
-func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress *Progress) []error {
+// nil, Symbolize sets its totals and advances it as it goes. If name is
+// not nil, it gives each function's Name from its system name (the
+// demangling pprof's symbolizer would do afterwards, done here on every
+// CPU); otherwise the Name is the system name.
+func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress *Progress, name func(string) string) []error {
 	type result struct {
-		stacks [][]gdriver.Frame // per location of the mapping
+		stacks []stack // per location of the mapping
 		err    error
 	}
 	results := make([]result, len(jms))
@@ -144,7 +147,7 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}
 				}
 			} else {
-				results[i].stacks = lookUp(obj, jm.Locations, progress)
+				results[i].stacks = lookUp(obj, jm.Locations, progress, name)
 			}
 			progress.objectsDone.Add(1)
 		}()
@@ -158,8 +161,8 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 			errs = append(errs, results[i].err)
 			continue
 		}
-		for k, stack := range results[i].stacks {
-			apply(jm.Mapping, jm.Locations[k], stack, add)
+		for k, st := range results[i].stacks {
+			apply(jm.Mapping, jm.Locations[k], st, add)
 		}
 	}
 	return errs
@@ -169,28 +172,48 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 // workers.
 const minSplit = 512
 
-// lookUp returns the frames of each location of locs in obj. It looks
-// them up in address order, many of them on as many workers as there are
-// CPUs, each a run of neighbouring addresses: their units, nodes and line
-// rows lie close together in the object's index, which makes each lookup
-// about twice as fast as in the profile's order. A failed lookup leaves
-// the location unsymbolized, as pprof does when its symbolizer has no
-// answer.
-func lookUp(obj Object, locs []*profile.Location, progress *Progress) [][]gdriver.Frame {
+// stack is the frames of one location, leaf first, and the Name of the
+// function of each (nil if the names are the system names).
+type stack struct {
+	frames []gdriver.Frame
+	names  []string
+}
+
+// lookUp returns the frames of each location of locs in obj, and the
+// Names of their functions if name is not nil. It looks them up in
+// address order, many of them on as many workers as there are CPUs, each
+// a run of neighbouring addresses: their units, nodes and line rows lie
+// close together in the object's index, which makes each lookup about
+// twice as fast as in the profile's order. A failed lookup leaves the
+// location unsymbolized, as pprof does when its symbolizer has no answer.
+func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(string) string) []stack {
 	order := make([]int, len(locs))
 	for k := range order {
 		order[k] = k
 	}
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(locs[x].Address, locs[y].Address) })
-	stacks := make([][]gdriver.Frame, len(locs))
+	stacks := make([]stack, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			named := map[string]string{} // a function has many addresses
 			for _, k := range order[w*len(order)/workers : (w+1)*len(order)/workers] {
-				stacks[k], _ = obj.SourceLine(locs[k].Address)
+				st := &stacks[k]
+				st.frames, _ = obj.SourceLine(locs[k].Address)
+				if name != nil && len(st.frames) > 0 {
+					st.names = make([]string, len(st.frames))
+					for i, f := range st.frames {
+						n, ok := named[f.Func]
+						if !ok {
+							n = name(f.Func)
+							named[f.Func] = n
+						}
+						st.names[i] = n
+					}
+				}
 				progress.addressesDone.Add(1)
 			}
 		}()
@@ -201,18 +224,22 @@ func lookUp(obj Object, locs []*profile.Location, progress *Progress) [][]gdrive
 
 // apply writes the frames of one location into it, and records on its
 // mapping what kind of information was found, as pprof's symbolizer does.
-func apply(m *profile.Mapping, l *profile.Location, stack []gdriver.Frame, add func(*profile.Function) *profile.Function) {
-	if len(stack) == 0 {
+func apply(m *profile.Mapping, l *profile.Location, st stack, add func(*profile.Function) *profile.Function) {
+	if len(st.frames) == 0 {
 		return
 	}
-	l.Line = make([]profile.Line, len(stack))
+	l.Line = make([]profile.Line, len(st.frames))
 	l.IsFolded = false
-	for i, f := range stack {
+	for i, f := range st.frames {
 		m.HasFunctions = m.HasFunctions || f.Func != ""
 		m.HasFilenames = m.HasFilenames || f.File != ""
 		m.HasLineNumbers = m.HasLineNumbers || f.Line != 0
+		name := f.Func
+		if st.names != nil {
+			name = st.names[i]
+		}
 		fn := add(&profile.Function{
-			Name:       f.Func,
+			Name:       name,
 			SystemName: f.Func,
 			Filename:   f.File,
 			StartLine:  int64(f.StartLine),

@@ -60,7 +60,7 @@ func TestSymbolize(t *testing.T) {
 	}
 
 	p, jms := newProfile()
-	errs := c.Symbolize(p, jms, nil)
+	errs := c.Symbolize(p, jms, nil, nil)
 	if len(errs) != 1 || errs[0].Error() != "/jit/broken.elf: unsupported machine" {
 		t.Errorf("errors = %v, want one naming /jit/broken.elf", errs)
 	}
@@ -89,7 +89,7 @@ func TestSymbolize(t *testing.T) {
 	// A second profile of the same run reuses the opened objects and does
 	// not report the broken one again.
 	p2, jms2 := newProfile()
-	if errs := c.Symbolize(p2, jms2, nil); len(errs) != 0 {
+	if errs := c.Symbolize(p2, jms2, nil, nil); len(errs) != 0 {
 		t.Errorf("second call errors = %v, want none", errs)
 	}
 	if opens["/jit/a.elf"] != 1 || opens["/jit/broken.elf"] != 1 {
@@ -111,7 +111,8 @@ func (addrObject) Close() error { return nil }
 
 // TestSymbolizeManyLocations: the locations of one object, enough to be
 // looked up by several workers in address order, each get their own
-// frames, and the functions are added in the order of the locations.
+// frames and the Names the name function gives, and the functions are
+// added in the order of the locations.
 func TestSymbolizeManyLocations(t *testing.T) {
 	p := &profile.Profile{}
 	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: "/jit/big.elf"}
@@ -126,11 +127,15 @@ func TestSymbolizeManyLocations(t *testing.T) {
 	c := NewCache(func(*jprofile.Object) (Object, error) { return addrObject{}, nil })
 	defer c.Close()
 	var progress Progress
-	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, &progress); len(errs) != 0 {
+	named := func(s string) string { return "demangled " + s }
+	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, &progress, named); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	for i, l := range p.Location {
-		if len(l.Line) != 1 || l.Line[0].Function.Name != fmt.Sprintf("f%x", l.Address) || l.Line[0].Line != int64(l.Address%1000) {
+		if len(l.Line) != 1 {
+			t.Fatalf("location %d at %#x: %d lines, want 1", i, l.Address, len(l.Line))
+		}
+		if fn := l.Line[0].Function; fn.SystemName != fmt.Sprintf("f%x", l.Address) || fn.Name != named(fn.SystemName) || l.Line[0].Line != int64(l.Address%1000) {
 			t.Fatalf("location %d at %#x: lines %+v", i, l.Address, l.Line)
 		}
 		if l.Line[0].Function != p.Function[i] { // the addresses are distinct
