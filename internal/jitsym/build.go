@@ -73,6 +73,7 @@ type builder struct {
 	cuRanges int        // len(cuRaw), once it is gone
 	spans    spanList   // per unit, sorted, disjoint: innermost subroutine at each address
 	unitSpan [][2]int32 // spans.spans[unitSpan[u][0]:unitSpan[u][1]] are unit u's
+	spanBuf  []span     // scratch space for sorting spans
 	rangeBuf [][2]uint64
 
 	// Naming phase.

@@ -135,7 +135,7 @@ func flattenUnits(raw []rawSpan, n int) []cuRange {
 			eps = append(eps, endpoint{r.lo, r.node, true}, endpoint{r.hi, r.node, false})
 		}
 	}
-	slices.SortFunc(eps, func(a, b endpoint) int { return cmp.Compare(a.addr, b.addr) })
+	radixSort(eps, make([]endpoint, len(eps)), func(e *endpoint) uint64 { return e.addr })
 	count := make([]int, n) // how many of a unit's ranges cover the address
 	var valid []int32       // units with count > 0, and stale ones, lowest on top
 	lower := func(a, b int32) bool { return a < b }

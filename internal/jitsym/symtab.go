@@ -102,15 +102,14 @@ type cand struct {
 // last (largest) of each address; an end of 0 with a size of 0 extends to
 // the next symbol.
 func (s *Symbolizer) setSymbols(file string, cs []cand) error {
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.size, b.size); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.index, b.index)
-	})
+	// By address, then size, then index: stable sorts by index, size and
+	// address, in that order (the callers give them by index, mostly).
+	buf := make([]cand, len(cs))
+	if !slices.IsSortedFunc(cs, func(a, b cand) int { return cmp.Compare(a.index, b.index) }) {
+		radixSort(cs, buf, func(c *cand) uint64 { return uint64(c.index) })
+	}
+	radixSort(cs, buf, func(c *cand) uint64 { return c.size })
+	radixSort(cs, buf, func(c *cand) uint64 { return c.addr })
 	// Keep the last of each address, counting them and their names' bytes.
 	n, size := 0, 0
 	for i := range cs {

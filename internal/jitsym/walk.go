@@ -1,7 +1,6 @@
 package jitsym
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -409,7 +408,10 @@ func (b *builder) flushTree() {
 // which is how the overlaps are resolved here.
 func (b *builder) unitSpans(lo int) {
 	us := b.spans.spans[lo:]
-	slices.SortFunc(us, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
+	if len(b.spanBuf) < len(us) {
+		b.spanBuf = make([]span, len(us))
+	}
+	radixSort(us, b.spanBuf, func(sp *span) uint64 { return sp.lo })
 	overlap := false
 	for i := 1; i < len(us) && !overlap; i++ {
 		overlap = us[i].lo < b.spans.hi(&us[i-1])
