@@ -3,7 +3,6 @@ package jitsym
 import (
 	"math"
 	"slices"
-	"sort"
 )
 
 // DWARF constants used by the line table reader (DWARF 5, section 7.22).
@@ -58,23 +57,25 @@ type sequence struct {
 	start, end uint32
 }
 
-// seqsByEnd sorts one table's sequences (and their ends) by end address,
-// and in program order for equal ends.
-type seqsByEnd struct {
-	hi   []uint64
-	seqs []sequence
-}
-
-func (x seqsByEnd) Len() int { return len(x.hi) }
-func (x seqsByEnd) Less(i, j int) bool {
-	if x.hi[i] != x.hi[j] {
-		return x.hi[i] < x.hi[j]
+// sortSeqsByEnd sorts one table's sequences seqs, and their ends hi, by
+// end address, and in program order for equal ends: they come in program
+// order, and the sort is stable.
+func sortSeqsByEnd(hi []uint64, seqs []sequence) {
+	if slices.IsSorted(hi) {
+		return
 	}
-	return x.seqs[i].start < x.seqs[j].start
-}
-func (x seqsByEnd) Swap(i, j int) {
-	x.hi[i], x.hi[j] = x.hi[j], x.hi[i]
-	x.seqs[i], x.seqs[j] = x.seqs[j], x.seqs[i]
+	type endSeq struct {
+		hi  uint64
+		seq sequence
+	}
+	es := make([]endSeq, len(hi))
+	for i := range hi {
+		es[i] = endSeq{hi[i], seqs[i]}
+	}
+	radixSort(es, make([]endSeq, len(es)), func(e *endSeq) uint64 { return e.hi })
+	for i, e := range es {
+		hi[i], seqs[i] = e.hi, e.seq
+	}
 }
 
 // lineUnit is what the line table reader needs to know about the
@@ -132,7 +133,7 @@ func (b *builder) parseLineTable(off uint64, u lineUnit) (int32, error) {
 		return 0, c.err
 	}
 	tbl.seqHi = int32(len(s.seqs))
-	sort.Sort(seqsByEnd{hi: s.seqHi[tbl.seqLo:], seqs: s.seqs[tbl.seqLo:]})
+	sortSeqsByEnd(s.seqHi[tbl.seqLo:], s.seqs[tbl.seqLo:])
 	s.tables = append(s.tables, tbl)
 	return tableIdx, nil
 }
