@@ -155,6 +155,14 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 	wg.Wait()
 
 	add := newFunctionAdder(p)
+	// The locations' lines, cut from one array.
+	frames := 0
+	for _, r := range results {
+		for _, st := range r.stacks {
+			frames += len(st.frames)
+		}
+	}
+	lines := make([]profile.Line, frames)
 	var errs []error
 	for i, jm := range jms {
 		if results[i].err != nil {
@@ -162,7 +170,9 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 			continue
 		}
 		for k, st := range results[i].stacks {
-			apply(jm.Mapping, jm.Locations[k], st, add)
+			n := len(st.frames)
+			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], add)
+			lines = lines[n:]
 		}
 	}
 	return errs
@@ -222,13 +232,14 @@ func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(
 	return stacks
 }
 
-// apply writes the frames of one location into it, and records on its
-// mapping what kind of information was found, as pprof's symbolizer does.
-func apply(m *profile.Mapping, l *profile.Location, st stack, add func(*profile.Function) *profile.Function) {
+// apply writes the frames of one location into it, as lines, and records
+// on its mapping what kind of information was found, as pprof's
+// symbolizer does.
+func apply(m *profile.Mapping, l *profile.Location, st stack, lines []profile.Line, add functionAdder) {
 	if len(st.frames) == 0 {
 		return
 	}
-	l.Line = make([]profile.Line, len(st.frames))
+	l.Line = lines
 	l.IsFolded = false
 	for i, f := range st.frames {
 		m.HasFunctions = m.HasFunctions || f.Func != ""
@@ -238,20 +249,18 @@ func apply(m *profile.Mapping, l *profile.Location, st stack, add func(*profile.
 		if st.names != nil {
 			name = st.names[i]
 		}
-		fn := add(&profile.Function{
-			Name:       name,
-			SystemName: f.Func,
-			Filename:   f.File,
-			StartLine:  int64(f.StartLine),
-		})
+		fn := add(name, f.Func, f.File, int64(f.StartLine))
 		l.Line[i] = profile.Line{Function: fn, Line: int64(f.Line), Column: int64(f.Column)}
 	}
 	m.HasInlineFrames = true
 }
 
-// newFunctionAdder returns a function that adds a Function to p, or
-// returns the one already added with the same name, file and start line.
-func newFunctionAdder(p *profile.Profile) func(*profile.Function) *profile.Function {
+// A functionAdder returns the Function of a profile with the given name,
+// system name, file and start line, adding it if it has none.
+type functionAdder func(name, systemName, filename string, startLine int64) *profile.Function
+
+// newFunctionAdder returns a functionAdder for the functions it adds to p.
+func newFunctionAdder(p *profile.Profile) functionAdder {
 	type key struct {
 		name, systemName, filename string
 		startLine                  int64
@@ -261,13 +270,13 @@ func newFunctionAdder(p *profile.Profile) func(*profile.Function) *profile.Funct
 	for _, f := range p.Function {
 		maxID = max(maxID, f.ID)
 	}
-	return func(f *profile.Function) *profile.Function {
-		k := key{f.Name, f.SystemName, f.Filename, f.StartLine}
+	return func(name, systemName, filename string, startLine int64) *profile.Function {
+		k := key{name, systemName, filename, startLine}
 		if old := seen[k]; old != nil {
 			return old
 		}
 		maxID++
-		f.ID = maxID
+		f := &profile.Function{ID: maxID, Name: name, SystemName: systemName, Filename: filename, StartLine: startLine}
 		seen[k] = f
 		p.Function = append(p.Function, f)
 		return f
