@@ -14,6 +14,8 @@
 #   (d) jitpprof -jit_symbolizer=binutils: (b) through jitpprof's driver
 #   (e) jitpprof -symbolize=none: fetching, the JIT stage and the report,
 #       no symbols
+#   (f) jitpprof -top on the profile (a) wrote symbolized (-proto), with
+#       no JIT directory: the cost of reporting a symbolized profile
 #
 # Each is run RUNS times (SLOW_RUNS for b, c and d), in rounds that run
 # each once; the table gives the median wall time, the ratio to (b) and
@@ -34,7 +36,7 @@ while getopts "n:a:r:s:w:" opt; do
     r) runs=$OPTARG ;;
     s) slow_runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,27p' "$0" >&2; exit 2 ;;
   esac
 done
 for tool in g++ llvm-symbolizer addr2line nm objdump /usr/bin/time; do
@@ -70,13 +72,19 @@ trap 'rm -rf "$home"' EXIT
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
+# The symbolized profile sits alone in its directory: no JIT object is
+# found there.
+mkdir -p "$work/symbolized-$funcs-$addrs"
+symbolized=$work/symbolized-$funcs-$addrs/cpu.pb.gz
+"$work/pprof" -proto -output "$symbolized" -jit_dir "$jit" "$prof" 2>/dev/null
 echo "timing" >&2
-rm -f "$work"/[a-e].runs
+rm -f "$work"/[a-f].runs
 for ((i = 0; i < runs || i < slow_runs; i++)); do
   echo " round $((i + 1))" >&2
   if ((i < runs)); then
     once a -- "$work/pprof" -top -jit_dir "$jit" "$prof"
     once e -- "$work/pprof" -top -symbolize=none -jit_dir "$jit" "$prof"
+    once f -- "$work/pprof" -top "$symbolized"
   fi
   if ((i < slow_runs)); then
     once b -- "$work/upstream-pprof" -top "$prof"
@@ -84,7 +92,7 @@ for ((i = 0; i < runs || i < slow_runs; i++)); do
     once d -- "$work/pprof" -top -jit_symbolizer=binutils -jit_dir "$jit" "$prof"
   fi
 done
-ra=$(summary a) rb=$(summary b) rc=$(summary c) rd=$(summary d) re=$(summary e)
+ra=$(summary a) rb=$(summary b) rc=$(summary c) rd=$(summary d) re=$(summary e) rf=$(summary f)
 
 identical=yes
 for x in a d; do
@@ -105,7 +113,7 @@ cat <<EOF
 
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); $(llvm-symbolizer --version | awk '/LLVM version/ {print "LLVM " $NF}'); $(addr2line --version | head -1)
 Object: $funcs functions, $sections section headers, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'); profile: $addrs distinct addresses
-Runs: median of $runs for (a) and (e), of $slow_runs for the others, in rounds
+Runs: median of $runs for (a), (e) and (f), of $slow_runs for the others, in rounds
 Identical -top tables for (a), (b) and (d): $identical
 
 | pprof -top | median wall | speed-up vs (b) | peak RSS |
@@ -115,6 +123,7 @@ $(row "(b) upstream pprof + llvm-symbolizer, one [0, ^0) mapping" "$rb")
 $(row "(c) upstream pprof + addr2line only" "$rc")
 $(row "(d) jitpprof -jit_symbolizer=binutils" "$rd")
 $(row "(e) jitpprof -symbolize=none" "$re")
+$(row "(f) jitpprof -top on the profile already symbolized" "$rf")
 
 (a) takes $(awk -v a="$(echo "$ra" | cut -d' ' -f2)" -v e="$(echo "$re" | cut -d' ' -f2)" 'BEGIN {printf "%.1f", a / e}')x the time of (e).
 EOF

@@ -40,7 +40,7 @@ while getopts "n:u:a:r:s:l:w:" opt; do
     s) slow_runs=$OPTARG ;;
     l) llvm=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,29p' "$0" >&2; exit 2 ;;
   esac
 done
 llvm_bin=/usr/lib/llvm-$llvm/bin
