@@ -186,7 +186,7 @@ func (b *builder) infoPhase() error {
 		return err
 	}
 	// Names need .debug_info and the string sections, not the others.
-	b.debugAddr, b.debugRanges, b.debugRnglists, b.rangeBuf = nil, nil, nil, nil
+	b.debugAddr, b.debugRanges, b.debugRnglists, b.rangeBuf, b.spanBuf = nil, nil, nil, nil, nil
 	if err := b.load(&b.debugLine, ".debug_line"); err != nil {
 		return err
 	}
