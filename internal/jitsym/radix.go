@@ -1,12 +1,8 @@
 package jitsym
 
-import (
-	"cmp"
-	"slices"
-)
-
 // minRadix is the shortest slice radixSort sorts by digits; shorter ones
-// take a comparison sort.
+// take an insertion sort, quick on the short runs mostly in order that
+// the index build sorts.
 const minRadix = 256
 
 // radixSort sorts s stably by key, with buf, at least as long as s, as
@@ -17,7 +13,11 @@ const minRadix = 256
 // comparison sort.
 func radixSort[T any](s, buf []T, key func(*T) uint64) {
 	if len(s) < minRadix {
-		slices.SortStableFunc(s, func(x, y T) int { return cmp.Compare(key(&x), key(&y)) })
+		for i := 1; i < len(s); i++ {
+			for j := i; j > 0 && key(&s[j]) < key(&s[j-1]); j-- {
+				s[j], s[j-1] = s[j-1], s[j]
+			}
+		}
 		return
 	}
 	and, or := ^uint64(0), uint64(0)
