@@ -429,7 +429,11 @@ func (b *builder) charge(r [][2]uint64) ([][2]uint64, error) {
 	}
 	b.rangeBudget -= n
 	if b.rangeBudget < 0 {
-		return r, &decodeError{sec: ".debug_info", off: -1, msg: "more address ranges than the debug sections can describe"}
+		return r, errTooManyRanges
 	}
 	return r, nil
 }
+
+// errTooManyRanges is the error of an index that would hold more address
+// ranges than rangeBudget allows.
+var errTooManyRanges = &decodeError{sec: ".debug_info", off: -1, msg: "more address ranges than the debug sections can describe"}

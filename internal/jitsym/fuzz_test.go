@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -35,6 +36,7 @@ func FuzzNew(f *testing.F) {
 		if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(len(data))+64<<20; alloc > limit {
 			t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, len(data), limit)
 		}
+		checkParallelWalk(t, ef)
 		if err != nil {
 			checkFuzzErr(t, err)
 			return
@@ -50,6 +52,29 @@ func FuzzNew(f *testing.F) {
 			buf = s.AppendFrames(buf[:0], a)
 		}
 	})
+}
+
+// checkParallelWalk checks that walking the units of ef's .debug_info on
+// several goroutines, each unit a run of its own, fails exactly when one
+// walk fails, and otherwise gives the index one walk gives.
+func checkParallelWalk(t *testing.T, ef *elfrel.File) {
+	t.Helper()
+	index := func(walkers int) (*Symbolizer, error) {
+		l, err := ef.DebugLoader()
+		if err != nil {
+			return nil, err
+		}
+		s := &Symbolizer{name: ef.Name}
+		return s, buildWith(s, ef.ByteOrder, l, ef.Type == elf.ET_REL, walkers, 1)
+	}
+	one, err1 := index(1)
+	many, err2 := index(3)
+	switch {
+	case (err1 == nil) != (err2 == nil):
+		t.Fatalf("one walk: %v; three walkers: %v", err1, err2)
+	case err1 == nil && !reflect.DeepEqual(one, many):
+		t.Fatalf("three walkers give another index than one walk")
+	}
 }
 
 func checkFuzzErr(t *testing.T, err error) {

@@ -56,8 +56,9 @@ type rawSpan struct {
 const minWalkBytes = 1 << 20
 
 // rangeChunk is how many ranges of the budget a walker of several takes
-// from the shared pool at a time (see charge); the pool holds that many
-// more per walker, so that what the others hold never fails one.
+// from the shared pool at a time (see charge). The pool holds that many
+// more per walker, so that what the others hold unused never fails one;
+// whether all of them used more than the budget is checked at the end.
 const rangeChunk = 1024
 
 // walk reads every compile unit of .debug_info. A large section is split
@@ -125,6 +126,9 @@ func (b *builder) walk() error {
 		}
 	}
 	b.rangeBudget, b.rangePool = b.rangeBudget+max(pool.Load(), 0)-slack, nil
+	if b.rangeBudget < 0 {
+		return errTooManyRanges // as one walk would have found
+	}
 	return headerErr
 }
 
