@@ -97,7 +97,7 @@ func disjoint(all []indexEntry, report func(winner, loser indexEntry)) []indexEn
 		}
 		return 0
 	})
-	var out []indexEntry
+	out := make([]indexEntry, 0, len(all))
 	var maxLimit uint64
 	var owner indexEntry // the entry that reaches maxLimit
 	for _, e := range all {
@@ -117,7 +117,7 @@ func disjoint(all []indexEntry, report func(winner, loser indexEntry)) []indexEn
 // subtract returns the parts of entries (disjoint, sorted) that no entry
 // of taken (disjoint, sorted) covers, reporting each overlap.
 func subtract(entries, taken []indexEntry, report func(winner, loser indexEntry)) []indexEntry {
-	var out []indexEntry
+	out := make([]indexEntry, 0, len(entries)) // more only where taken splits entries
 	j := 0
 	for _, e := range entries {
 		for j < len(taken) && taken[j].limit <= e.start {
