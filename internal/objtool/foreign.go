@@ -145,7 +145,11 @@ func openFatMachO(path string) (*foreignBin, error) {
 	// member matches; the 64-bit variant of the host's CPU is taken too.
 	for _, a := range ff.Arches {
 		if a.Cpu == cpu || a.Cpu == cpu|0x01000000 {
-			return fromMachO(path, a.File, ff)
+			b, err := fromMachO(path, a.File, ff)
+			if err == nil && b.dwarf[".debug_info"].size == 0 {
+				b.addDSYM()
+			}
+			return b, err
 		}
 	}
 	ff.Close()
@@ -458,16 +462,13 @@ func (b *foreignBin) sortCode() {
 // looks for it: PATH.dSYM/Contents/Resources/DWARF/BASENAME, if that is
 // a Mach-O file with the same UUID (or either has none). Linkers leave
 // the DWARF of a Mach-O executable in its object files; dsymutil
-// collects it there.
+// collects it there. The dSYM of a fat executable is fat too: its member
+// with b's UUID (without one, for b's CPU) is taken, as llvm-symbolizer
+// takes it.
 func (b *foreignBin) addDSYM() {
 	dsym := filepath.Join(b.path+".dSYM", "Contents", "Resources", "DWARF", filepath.Base(b.path))
-	f, err := macho.Open(dsym)
+	d, err := b.openDSYM(dsym)
 	if err != nil {
-		return
-	}
-	d, err := fromMachO(dsym, f, f)
-	if err != nil {
-		f.Close()
 		return
 	}
 	if d.buildID != b.buildID && d.buildID != "" && b.buildID != "" || d.dwarf[".debug_info"].size == 0 {
@@ -476,6 +477,42 @@ func (b *foreignBin) addDSYM() {
 	}
 	b.dwarf, b.bo = d.dwarf, d.bo
 	b.closer = multiCloser{b.closer, d.closer}
+}
+
+// openDSYM reads the dSYM file at path for b: a thin Mach-O file, or the
+// member of a fat one with b's UUID, else the first for b's CPU.
+func (b *foreignBin) openDSYM(path string) (*foreignBin, error) {
+	if f, err := macho.Open(path); err == nil {
+		d, err := fromMachO(path, f, f)
+		if err != nil {
+			f.Close()
+		}
+		return d, err
+	}
+	ff, err := macho.OpenFat(path)
+	if err != nil {
+		return nil, err
+	}
+	var byCPU *foreignBin
+	for _, a := range ff.Arches {
+		d, err := fromMachO(path, a.File, nil)
+		if err != nil {
+			continue
+		}
+		if b.buildID != "" && d.buildID == b.buildID {
+			d.closer = ff
+			return d, nil
+		}
+		if byCPU == nil && d.machine == b.machine && (b.buildID == "" || d.buildID == "") {
+			byCPU = d
+		}
+	}
+	if byCPU == nil {
+		ff.Close()
+		return nil, fmt.Errorf("%s: no member for %s", path, b.path)
+	}
+	byCPU.closer = ff
+	return byCPU, nil
 }
 
 // multiCloser closes each of its closers, returning the first error.

@@ -14,8 +14,9 @@ import (
 // buildForeign builds the test programs in other containers than 64-bit
 // ELF, in dir, and returns them by name: 32-bit ELF (gcc -m32, PIE and
 // not), PE with DWARF (MinGW-w64 g++), and Mach-O built by clang for
-// macOS: x86-64 and AArch64 object files, a fat object file of both, and
-// an executable linked by lld whose DWARF clang moves to a .dSYM bundle.
+// macOS: x86-64 and AArch64 object files, a fat object file of both, an
+// executable linked by lld whose DWARF clang moves to a .dSYM bundle, and
+// a fat executable of it and its AArch64 twin, with a fat .dSYM.
 func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 	t.Helper()
 	cc, err := filepath.Abs("testdata/inline.cc")
@@ -48,8 +49,17 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 	run(clang, "--target=x86_64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-x86.o", c)
 	run(clang, "--target=arm64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-arm64.o", c)
 	run(lipo, "-create", "macho-x86.o", "macho-arm64.o", "-output", "macho-fat.o")
-	run(clang, "--target=x86_64-apple-macos11", "-O2", "-g", "-fuse-ld=lld",
-		"-nostdlib", "-Wl,-undefined,dynamic_lookup", "-o", "macho-exe", c)
+	for _, target := range []struct{ triple, out string }{
+		{"x86_64-apple-macos11", "macho-exe"}, {"arm64-apple-macos11", "macho-exe-arm64"},
+	} {
+		run(clang, "--target="+target.triple, "-O2", "-g", "-fuse-ld=lld",
+			"-nostdlib", "-Wl,-undefined,dynamic_lookup", "-o", target.out, c)
+	}
+	// A fat executable's dSYM is a fat file of its members' DWARF files.
+	dwarf := func(exe string) string { return filepath.Join(exe+".dSYM", "Contents", "Resources", "DWARF", exe) }
+	run(lipo, "-create", "macho-exe", "macho-exe-arm64", "-output", "macho-fat-exe")
+	run("mkdir", "-p", filepath.Dir(dwarf("macho-fat-exe")))
+	run(lipo, "-create", dwarf("macho-exe"), dwarf("macho-exe-arm64"), "-output", dwarf("macho-fat-exe"))
 	return []struct{ name, path string }{
 		{"ELF32 PIE", filepath.Join(dir, "elf32-pie")},
 		{"ELF32 non-PIE", filepath.Join(dir, "elf32-nopie")},
@@ -109,18 +119,23 @@ func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
 	for _, b := range bins {
 		t.Run(b.name, func(t *testing.T) { total += compare(t, b.path, b.path) })
 	}
-	t.Run("fat Mach-O", func(t *testing.T) {
-		var member string
-		switch runtime.GOARCH {
-		case "amd64":
-			member = "macho-x86.o"
-		case "arm64":
-			member = "macho-arm64.o"
-		default:
-			t.Skipf("the fat file has no member for %s", runtime.GOARCH)
-		}
-		total += compare(t, filepath.Join(dir, "macho-fat.o"), filepath.Join(dir, member))
-	})
+	for _, fat := range []struct{ name, file, x86, arm64 string }{
+		{"fat Mach-O", "macho-fat.o", "macho-x86.o", "macho-arm64.o"},
+		{"fat Mach-O executable with fat .dSYM", "macho-fat-exe", "macho-exe", "macho-exe-arm64"},
+	} {
+		t.Run(fat.name, func(t *testing.T) {
+			var member string
+			switch runtime.GOARCH {
+			case "amd64":
+				member = fat.x86
+			case "arm64":
+				member = fat.arm64
+			default:
+				t.Skipf("the fat file has no member for %s", runtime.GOARCH)
+			}
+			total += compare(t, filepath.Join(dir, fat.file), filepath.Join(dir, member))
+		})
+	}
 	t.Logf("%d addresses compared", total)
 }
 
