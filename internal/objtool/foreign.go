@@ -1,11 +1,13 @@
 package objtool
 
 import (
+	"bytes"
 	"cmp"
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -86,11 +88,11 @@ func (b *foreignBin) close() error {
 var errNotForeign = errors.New("not a Mach-O, PE or ELF file")
 
 // openForeign reads the binary at path, whose first bytes are magic.
-func openForeign(path string, magic []byte) (*foreignBin, error) {
+func openForeign(path string, magic []byte, debugDirs []string) (*foreignBin, error) {
 	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
 	switch {
 	case string(magic) == elf.ELFMAG:
-		return openELF(path)
+		return openELF(path, debugDirs)
 	case le == macho.MagicFat || be == macho.MagicFat:
 		return openFatMachO(path)
 	case le == macho.Magic32 || le == macho.Magic64 || be == macho.Magic32 || be == macho.Magic64:
@@ -321,7 +323,7 @@ func openPE(path string) (*foreignBin, error) {
 	return b, nil
 }
 
-func openELF(path string) (*foreignBin, error) {
+func openELF(path string, debugDirs []string) (*foreignBin, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("error parsing %s: %v", path, err)
@@ -339,43 +341,25 @@ func openELF(path string) (*foreignBin, error) {
 	}
 	var text *elf.Section
 	for _, s := range f.Sections {
-		rs := rawSection{name: s.Name, addr: s.Addr, size: s.Size, data: s.Data}
-		switch {
-		case strings.HasPrefix(s.Name, ".debug_"):
-			if _, dup := b.dwarf[s.Name]; !dup {
-				b.dwarf[s.Name] = rs
-			}
-		case strings.HasPrefix(s.Name, ".zdebug_"):
-			// debug/elf decompresses these too.
-			name := "." + s.Name[2:]
-			if _, dup := b.dwarf[name]; !dup {
-				b.dwarf[name] = rs
-			}
-		case s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Flags&elf.SHF_ALLOC != 0:
-			b.code = append(b.code, rs)
+		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Flags&elf.SHF_ALLOC != 0 {
+			b.code = append(b.code, rawSection{name: s.Name, addr: s.Addr, size: s.Size, data: s.Data})
 		}
 		if s.Name == ".text" && text == nil {
 			text = s
 		}
 	}
-	// Compressed sections are read whole to learn their size.
-	for name, rs := range b.dwarf {
-		if s := f.Section(rs.name); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug_")) {
-			data, err := s.Data()
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("error reading ELF file %s: section %s: %v", path, s.Name, err)
-			}
-			rs.size = uint64(len(data))
-			rs.data = func() ([]byte, error) { return data, nil }
-			b.dwarf[name] = rs
-		}
+	if b.dwarf, err = elfDWARF(path, f); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if text != nil {
 		b.textPH = textSegment(b.progs, text.Addr)
 	}
 	if id, err := elfBuildID(f); err == nil && id != nil {
 		b.buildID = fmt.Sprintf("%x", id)
+	}
+	if b.dwarf[".debug_info"].size == 0 {
+		b.addELFDebugFile(f, debugDirs)
 	}
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
@@ -413,6 +397,79 @@ func openELF(path string) (*foreignBin, error) {
 	}
 	b.sortCode()
 	return b, nil
+}
+
+// elfDWARF returns the DWARF sections of the ELF file f at path, by
+// name; compressed ones (SHF_COMPRESSED or .zdebug_, which debug/elf
+// decompresses) are read whole to learn their size.
+func elfDWARF(path string, f *elf.File) (map[string]rawSection, error) {
+	dwarf := map[string]rawSection{}
+	for _, s := range f.Sections {
+		name := s.Name
+		switch {
+		case strings.HasPrefix(name, ".debug_"):
+		case strings.HasPrefix(name, ".zdebug_"):
+			name = "." + name[2:]
+		default:
+			continue
+		}
+		if _, dup := dwarf[name]; dup {
+			continue
+		}
+		rs := rawSection{name: s.Name, addr: s.Addr, size: s.Size, data: s.Data}
+		if s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug_") {
+			data, err := s.Data()
+			if err != nil {
+				return nil, fmt.Errorf("error reading ELF file %s: section %s: %v", path, s.Name, err)
+			}
+			rs.size = uint64(len(data))
+			rs.data = func() ([]byte, error) { return data, nil }
+		}
+		dwarf[name] = rs
+	}
+	return dwarf, nil
+}
+
+// addELFDebugFile takes b's DWARF from the separate debug file of the ELF
+// file f, found where llvm-symbolizer finds it (see debugCandidates),
+// with the same class and machine and with DWARF.
+func (b *foreignBin) addELFDebugFile(f *elf.File, dirs []string) {
+	id, _ := hex.DecodeString(b.buildID)
+	for _, c := range debugCandidates(b.path, id, elfDebugLink(f), dirs) {
+		if !c.matches() {
+			continue
+		}
+		d, err := elf.Open(c.path)
+		if err != nil {
+			continue
+		}
+		if d.Class == f.Class && d.Machine == f.Machine {
+			if dwarf, err := elfDWARF(c.path, d); err == nil && dwarf[".debug_info"].size > 0 {
+				b.dwarf = dwarf
+				b.closer = multiCloser{b.closer, d}
+				return
+			}
+		}
+		d.Close()
+	}
+}
+
+// elfDebugLink reads the .gnu_debuglink section of f: a file name, zero
+// padding to 4 bytes, and the file's CRC-32.
+func elfDebugLink(f *elf.File) debugLink {
+	s := f.Section(".gnu_debuglink")
+	if s == nil || s.Size > 4096 {
+		return debugLink{}
+	}
+	data, err := s.Data()
+	if err != nil {
+		return debugLink{}
+	}
+	n := bytes.IndexByte(data, 0)
+	if off := (n + 4) &^ 3; n > 0 && off+4 <= len(data) {
+		return debugLink{name: string(data[:n]), crc: f.ByteOrder.Uint32(data[off:]), ok: true}
+	}
+	return debugLink{}
 }
 
 // elfBuildID returns the GNU build ID of f, or nil.

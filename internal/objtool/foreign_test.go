@@ -130,7 +130,7 @@ func mustOpenForeign(t *testing.T, path string) *foreignBin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := openForeign(path, magic)
+	b, err := openForeign(path, magic, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type foreignEntry struct {
 // loadForeign returns the foreign binary at path, parsing it on first use.
 func (t *Tool) loadForeign(path string, magic []byte) *foreignEntry {
 	e, _ := t.foreign.Get(path, func() *foreignEntry {
-		b, err := openForeign(path, magic)
+		b, err := openForeign(path, magic, t.opts.DebugDirs)
 		return &foreignEntry{b: b, err: err}
 	})
 	return e

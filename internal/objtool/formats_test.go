@@ -1,6 +1,7 @@
 package objtool
 
 import (
+	"debug/elf"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 
 // buildForeign builds the test programs in other containers than 64-bit
 // ELF, in dir, and returns them by name: 32-bit ELF (gcc -m32, PIE and
-// not), PE with DWARF (MinGW-w64 g++), and Mach-O built by clang for
+// not; and two stripped of their DWARF: one
+// with a .gnu_debuglink to elf32-a.debug, one whose debug file is under
+// dir/debug/.build-id), PE with DWARF (MinGW-w64 g++), and Mach-O built by clang for
 // macOS: x86-64 and AArch64 object files, a fat object file of both, an
 // executable linked by lld whose DWARF clang moves to a .dSYM bundle, and
 // a fat executable of it and its AArch64 twin, with a fat .dSYM.
@@ -45,6 +48,24 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 	run(gxx, "-m32", "-O2", "-g", "-o", "elf32-pie", cc)
 	run(gxx, "-m32", "-O2", "-g", "-no-pie", "-o", "elf32-nopie", cc)
 	run(gxx, "-m32", "-O2", "-gdwarf-4", "-o", "elf32-dwarf4", cc)
+	objcopy := testenv.Tool(t, "objcopy", "binutils")
+	run(gxx, "-m32", "-O2", "-g", "-Wl,--build-id", "-o", "elf32-a", cc)
+	run(objcopy, "--only-keep-debug", "elf32-a", "elf32-a.debug")
+	run(objcopy, "--strip-debug", "--add-gnu-debuglink=elf32-a.debug", "elf32-a", "elf32-debuglink")
+	run(gxx, "-m32", "-O1", "-g", "-Wl,--build-id", "-o", "elf32-b", cc) // another build ID
+	ef, err := elf.Open(filepath.Join(dir, "elf32-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := elfBuildID(ef)
+	ef.Close()
+	if err != nil || len(id) < 2 {
+		t.Fatalf("elf32-b: build ID %x, %v", id, err)
+	}
+	byID := filepath.Join("debug", ".build-id", fmt.Sprintf("%02x", id[0]), fmt.Sprintf("%x.debug", id[1:]))
+	run("mkdir", "-p", filepath.Dir(byID))
+	run(objcopy, "--only-keep-debug", "elf32-b", byID)
+	run(objcopy, "--strip-debug", "elf32-b", "elf32-buildid")
 	run(mingw, "-O2", "-g", "-o", "pe.exe", cc)
 	run(clang, "--target=x86_64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-x86.o", c)
 	run(clang, "--target=arm64-apple-macos11", "-O2", "-g", "-c", "-o", "macho-arm64.o", c)
@@ -79,11 +100,11 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
 	dir := t.TempDir()
 	bins := buildForeign(t, dir)
-	tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }})
+	tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }, DebugDirs: []string{filepath.Join(dir, "debug")}})
 	defer tool.Close()
-	compare := func(t *testing.T, path, oracle string) int {
+	compare := func(t *testing.T, path, oracle string, args ...string) int {
 		addrs := sampleForeign(t, path, 3000)
-		want := testenv.LLVMSymbolizeWith(t, oracleLLVM, oracle, addrs)
+		want := testenv.LLVMSymbolizeArgs(t, oracleLLVM, oracle, addrs, args...)
 		f, err := tool.Open(path, 0, ^uint64(0), 0, "")
 		if err != nil {
 			t.Fatal(err)
@@ -118,6 +139,13 @@ func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
 	total := 0
 	for _, b := range bins {
 		t.Run(b.name, func(t *testing.T) { total += compare(t, b.path, b.path) })
+	}
+	// Stripped binaries, whose debug files llvm-symbolizer finds too.
+	for _, file := range []string{"elf32-debuglink", "elf32-buildid"} {
+		t.Run(file, func(t *testing.T) {
+			path := filepath.Join(dir, file)
+			total += compare(t, path, path, "--debug-file-directory="+filepath.Join(dir, "debug"))
+		})
 	}
 	for _, fat := range []struct{ name, file, x86, arm64 string }{
 		{"fat Mach-O", "macho-fat.o", "macho-x86.o", "macho-arm64.o"},

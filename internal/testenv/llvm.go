@@ -32,12 +32,19 @@ func LLVMSymbolize(t testing.TB, obj string, addrs []uint64) [][]Frame {
 // LLVM major version.
 func LLVMSymbolizeWith(t testing.TB, version int, obj string, addrs []uint64) [][]Frame {
 	t.Helper()
+	return LLVMSymbolizeArgs(t, version, obj, addrs)
+}
+
+// LLVMSymbolizeArgs is LLVMSymbolizeWith with more arguments for
+// llvm-symbolizer (--debug-file-directory=DIR, say).
+func LLVMSymbolizeArgs(t testing.TB, version int, obj string, addrs []uint64, args ...string) [][]Frame {
+	t.Helper()
 	tool := Tool(t, fmt.Sprintf("llvm-symbolizer-%d", version), fmt.Sprintf("llvm-%d", version))
 	var in bytes.Buffer
 	for _, a := range addrs {
 		fmt.Fprintf(&in, "%#x\n", a)
 	}
-	cmd := exec.Command(tool, "--inlining", "--no-demangle", "--output-style=JSON", "--obj="+obj)
+	cmd := exec.Command(tool, append([]string{"--inlining", "--no-demangle", "--output-style=JSON", "--obj=" + obj}, args...)...)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
