@@ -87,7 +87,7 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	x := addr - base
-	if fr, ok := f.b.cached(x); ok {
+	if fr, ok := f.b.answers.cached(x); ok {
 		return fr, nil
 	}
 	idx, err := f.t.indexOf(f.b)

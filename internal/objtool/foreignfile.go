@@ -26,6 +26,8 @@ type foreignEntry struct {
 
 	symsOnce sync.Once
 	syms     []symbol
+
+	answers answers // what Prefetch found
 }
 
 // loadForeign returns the foreign binary at path, parsing it on first use.
@@ -183,6 +185,9 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	base, err := f.baseFor(addr)
 	if err != nil {
 		return nil, err
+	}
+	if fr, ok := f.e.answers.cached(addr - base); ok {
+		return fr, nil
 	}
 	idx, err := f.t.foreignIndex(f.e)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
 // minPrefetch is the fewest addresses worth a Prefetch: below it, pprof's
@@ -20,8 +21,10 @@ const minPrefetch = 256
 // builds the binary's index and looks up the frames of addrs (run-time
 // addresses of the mapping) on every CPU, so that the SourceLine calls
 // pprof's symbolizer then makes one at a time find their answers ready.
-// Nothing is reported: a file that cannot be read is left to those
-// calls, which report it as usual. The answers are the same either way.
+// It does so for the files the object tool reads itself: 64-bit ELF, and
+// Mach-O, PE and 32-bit ELF (see openForeign). Nothing is reported: a
+// file that cannot be read is left to those calls, which report it as
+// usual. The answers are the same either way.
 func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymbol string, addrs []uint64) {
 	if len(addrs) < minPrefetch {
 		return
@@ -29,66 +32,87 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
 		return
 	}
-	if magic, err := readMagic(name); err != nil || !bytes.Equal(magic, []byte(elf.ELFMAG)) {
-		return
-	}
-	if b := t.load(name); b.err != nil {
-		return
+	e, foreign := t.foreignFor(name)
+	if !foreign {
+		if magic, err := readMagic(name); err != nil || !bytes.Equal(magic, []byte(elf.ELFMAG)) {
+			return
+		}
+		if b := t.load(name); b.err != nil {
+			return
+		}
 	}
 	addrs = append([]uint64(nil), addrs...)
 	t.prefetching.Add(1)
 	go func() {
 		defer t.prefetching.Done()
-		f, err := t.Open(name, start, limit, offset, relocationSymbol)
-		if err != nil {
-			return
-		}
-		of := f.(*objFile)
-		idx, err := t.indexOf(of.b)
-		if err != nil {
-			return
+		var (
+			baseFor func(uint64) (uint64, error)
+			idx     *jitsym.Symbolizer
+			cache   *answers
+		)
+		if foreign {
+			f, err := t.openForeignFile(e, start, limit, offset)
+			if err != nil {
+				return
+			}
+			if idx, err = t.foreignIndex(e); err != nil {
+				return
+			}
+			baseFor, cache = f.(*foreignFile).baseFor, &e.answers
+		} else {
+			f, err := t.Open(name, start, limit, offset, relocationSymbol)
+			if err != nil {
+				return
+			}
+			of := f.(*objFile)
+			if idx, err = t.indexOf(of.b); err != nil {
+				return
+			}
+			baseFor, cache = of.baseFor, &of.b.answers
 		}
 		var base uint64
 		found := false
 		for _, a := range addrs {
-			if base, err = of.baseFor(a); err == nil {
+			var err error
+			if base, err = baseFor(a); err == nil {
 				found = true
 				break
 			}
 		}
-		if !found {
-			return
+		if found {
+			cache.add(lookUpAll(idx, addrs, base))
 		}
-		// In address order, each worker takes a run of neighbouring
-		// addresses: their units, nodes and line rows are close together
-		// in the index, which makes each lookup about twice as fast as in
-		// the profile's order.
-		xs := make([]uint64, len(addrs))
-		for i, a := range addrs {
-			xs[i] = a - base
-		}
-		slices.Sort(xs)
-		xs = slices.Compact(xs)
-		frames := make([][]gdriver.Frame, len(xs))
-		workers := min(runtime.GOMAXPROCS(0), len(xs)/minPrefetch+1)
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lo, hi := w*len(xs)/workers, (w+1)*len(xs)/workers
-				for i := lo; i < hi; i++ {
-					if fr, err := idx.SourceLine(xs[i]); err == nil {
-						frames[i] = toDriverFrames(fr)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		of.b.cacheMu.Lock()
-		of.b.cache = append(of.b.cache, prefetched{xs, frames})
-		of.b.cacheMu.Unlock()
 	}()
+}
+
+// lookUpAll returns the frames of addrs, less base, in idx. In address
+// order, each worker takes a run of neighbouring addresses: their units,
+// nodes and line rows are close together in the index, which makes each
+// lookup about twice as fast as in the profile's order.
+func lookUpAll(idx *jitsym.Symbolizer, addrs []uint64, base uint64) prefetched {
+	xs := make([]uint64, len(addrs))
+	for i, a := range addrs {
+		xs[i] = a - base
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	frames := make([][]gdriver.Frame, len(xs))
+	workers := min(runtime.GOMAXPROCS(0), len(xs)/minPrefetch+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := w*len(xs)/workers, (w+1)*len(xs)/workers
+			for i := lo; i < hi; i++ {
+				if fr, err := idx.SourceLine(xs[i]); err == nil {
+					frames[i] = toDriverFrames(fr)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return prefetched{xs, frames}
 }
 
 // Warm starts building, in the background, the index of the binary name,
@@ -124,11 +148,25 @@ func (t *Tool) Warm(name string) {
 	}()
 }
 
+// answers holds what Prefetch found in one binary; its zero value is
+// empty and ready to use.
+type answers struct {
+	mu   sync.RWMutex
+	list []prefetched // the answers of each Prefetch
+}
+
+// add records the answers of one Prefetch.
+func (c *answers) add(p prefetched) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.list = append(c.list, p)
+}
+
 // cached returns the frames Prefetch found for the file address x.
-func (b *binFile) cached(x uint64) ([]gdriver.Frame, bool) {
-	b.cacheMu.RLock()
-	defer b.cacheMu.RUnlock()
-	for _, p := range b.cache {
+func (c *answers) cached(x uint64) ([]gdriver.Frame, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, p := range c.list {
 		if i, ok := slices.BinarySearch(p.xs, x); ok && p.frames[i] != nil {
 			return p.frames[i], true
 		}

@@ -94,8 +94,7 @@ type binFile struct {
 	syms     []symbol // sorted by address; see symbols.go
 	symsErr  error
 
-	cacheMu sync.RWMutex
-	cache   []prefetched // the answers of each Prefetch
+	answers answers // what Prefetch found
 }
 
 // load returns the parsed ELF file at path, parsing it on first use.
