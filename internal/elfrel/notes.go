@@ -2,6 +2,7 @@ package elfrel
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -92,13 +93,20 @@ func (f *File) DebugLink() (name string, crc uint32, ok bool) {
 	if err != nil {
 		return "", 0, false
 	}
+	return ParseDebugLink(data, f.ByteOrder)
+}
+
+// ParseDebugLink reads the contents of a .gnu_debuglink section, in byte
+// order bo: the debug file's name, zero padding to 4 bytes, and its
+// CRC-32. ok is false if data is not such a section.
+func ParseDebugLink(data []byte, bo binary.ByteOrder) (name string, crc uint32, ok bool) {
 	for n, c := range data {
 		if c == 0 {
 			off := (n + 4) &^ 3
 			if n == 0 || off+4 > len(data) {
 				return "", 0, false
 			}
-			return string(data[:n]), f.ByteOrder.Uint32(data[off:]), true
+			return string(data[:n]), bo.Uint32(data[off:]), true
 		}
 	}
 	return "", 0, false

@@ -1,7 +1,6 @@
 package objtool
 
 import (
-	"bytes"
 	"cmp"
 	"debug/elf"
 	"debug/macho"
@@ -16,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
@@ -465,11 +465,8 @@ func elfDebugLink(f *elf.File) debugLink {
 	if err != nil {
 		return debugLink{}
 	}
-	n := bytes.IndexByte(data, 0)
-	if off := (n + 4) &^ 3; n > 0 && off+4 <= len(data) {
-		return debugLink{name: string(data[:n]), crc: f.ByteOrder.Uint32(data[off:]), ok: true}
-	}
-	return debugLink{}
+	name, crc, ok := elfrel.ParseDebugLink(data, f.ByteOrder)
+	return debugLink{name, crc, ok}
 }
 
 // elfBuildID returns the GNU build ID of f, or nil.
