@@ -3,6 +3,7 @@ package elfrel
 import (
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -44,35 +45,45 @@ func (f *File) BuildID() ([]byte, error) {
 		if _, err := f.r.ReadAt(data, int64(a.off)); err != nil && err != io.EOF {
 			return nil, &FormatError{File: f.Name, Section: a.name, Msg: "cannot read notes", Err: err}
 		}
-		id, err := f.buildIDIn(a.name, data, a.align)
-		if id != nil || err != nil {
-			return id, err
+		id, err := NoteBuildID(data, f.ByteOrder, a.align)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", f.Name, a.name, err)
+		}
+		if id != nil {
+			return id, nil
 		}
 	}
 	return nil, nil
 }
 
-// buildIDIn returns the build ID among the notes in data, whose entries
-// are aligned to align bytes (4 or 8; anything else counts as 4).
-func (f *File) buildIDIn(where string, data []byte, align uint64) ([]byte, error) {
+// ErrMultipleBuildIDs is the error of notes that hold more than one GNU
+// build ID.
+var ErrMultipleBuildIDs = errors.New("multiple build ids found, don't know which to use")
+
+// NoteBuildID returns the GNU build ID among the ELF notes in data, in
+// byte order bo, whose entries are aligned to align bytes (4 or 8;
+// anything else counts as 4), or nil if there is none; ErrMultipleBuildIDs
+// if there are several. A truncated note ends the list, as pprof's parser
+// has it.
+func NoteBuildID(data []byte, bo binary.ByteOrder, align uint64) ([]byte, error) {
 	if align != 8 {
 		align = 4
 	}
 	pad := func(n uint64) uint64 { return (n + align - 1) &^ (align - 1) }
 	var id []byte
 	for len(data) >= 12 {
-		namesz := uint64(f.ByteOrder.Uint32(data))
-		descsz := uint64(f.ByteOrder.Uint32(data[4:]))
-		typ := f.ByteOrder.Uint32(data[8:])
+		namesz := uint64(bo.Uint32(data))
+		descsz := uint64(bo.Uint32(data[4:]))
+		typ := bo.Uint32(data[8:])
 		rest := data[12:]
 		if pad(namesz) > uint64(len(rest)) || pad(descsz) > uint64(len(rest))-pad(namesz) {
-			break // a truncated note ends the list, as pprof's parser does
+			break
 		}
 		name := rest[:namesz]
 		desc := rest[pad(namesz) : pad(namesz)+descsz]
 		if typ == ntGNUBuildID && string(name) == "GNU\x00" {
 			if id != nil {
-				return nil, fmt.Errorf("%s: %s: multiple build ids found, don't know which to use", f.Name, where)
+				return nil, ErrMultipleBuildIDs
 			}
 			id = append([]byte(nil), desc...)
 		}

@@ -469,27 +469,29 @@ func elfDebugLink(f *elf.File) debugLink {
 	return debugLink{name, crc, ok}
 }
 
-// elfBuildID returns the GNU build ID of f, or nil.
+// elfBuildID returns the GNU build ID of f, or nil, looking where
+// elfrel.File.BuildID looks: the PT_NOTE segments, then the SHT_NOTE
+// sections.
 func elfBuildID(f *elf.File) ([]byte, error) {
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_NOTE {
-			continue
-		}
-		data := make([]byte, min(p.Filesz, 1<<16))
-		if _, err := p.ReadAt(data, 0); err != nil && err != io.EOF {
+	read := func(r io.ReaderAt, size, align uint64) ([]byte, error) {
+		data := make([]byte, min(size, 1<<16))
+		if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
 			return nil, err
 		}
-		for len(data) >= 12 {
-			nameSz, descSz, typ := f.ByteOrder.Uint32(data), f.ByteOrder.Uint32(data[4:]), f.ByteOrder.Uint32(data[8:])
-			nameEnd := 12 + (uint64(nameSz)+3)&^3
-			descEnd := nameEnd + (uint64(descSz)+3)&^3
-			if descEnd > uint64(len(data)) {
-				break
+		return elfrel.NoteBuildID(data, f.ByteOrder, align)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_NOTE {
+			if id, err := read(p, p.Filesz, p.Align); id != nil || err != nil {
+				return id, err
 			}
-			if typ == 3 && nameSz == 4 && string(data[12:15]) == "GNU" { // NT_GNU_BUILD_ID
-				return data[nameEnd : nameEnd+uint64(descSz)], nil
+		}
+	}
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOTE {
+			if id, err := read(s, s.Size, s.Addralign); id != nil || err != nil {
+				return id, err
 			}
-			data = data[descEnd:]
 		}
 	}
 	return nil, nil

@@ -1,7 +1,9 @@
 package objtool
 
 import (
+	"bytes"
 	"cmp"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -248,5 +251,34 @@ func TestWarmForeign(t *testing.T) {
 			t.Errorf("%s: after Warm, no DWARF index (entry %v)", name, ok)
 		}
 		tool.Close()
+	}
+}
+
+// TestELFBuildIDBothReaders: the build ID read through debug/elf, for the
+// ELF files elfrel refuses, is the one elfrel reads, on 64-bit ELF files
+// both can read.
+func TestELFBuildIDBothReaders(t *testing.T) {
+	for _, path := range []string{"/bin/ls", filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "bin", "libleaf.so")} {
+		ef, err := elf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := elfBuildID(ef)
+		ef.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := elfrel.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := rf.BuildID()
+		rf.Close()
+		if err != nil || len(want) == 0 {
+			t.Fatalf("%s: elfrel: build ID %x, %v", path, want, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: build ID %x through debug/elf, %x through elfrel", path, got, want)
+		}
 	}
 }
