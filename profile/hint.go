@@ -7,13 +7,17 @@ import (
 // Field numbers of the profile.proto messages that scanMappings reads.
 const (
 	profileMapping     = 3
+	profileLocation    = 4
 	profileStringTable = 6
 
+	mappingID              = 1
 	mappingFilename        = 5
 	mappingHasFunctions    = 7
 	mappingHasFilenames    = 8
 	mappingHasLineNumbers  = 9
 	mappingHasInlineFrames = 10
+
+	locationMappingID = 2
 )
 
 // Protocol buffer wire types.
@@ -24,14 +28,16 @@ const (
 	wireFixed32 = 5
 )
 
-// scanMappings returns the mappings of the encoded profile data, which it
-// reads without decoding anything else: it skips every other field of
-// the Profile message. As the full decoder does, a field given twice
-// keeps its last value. ok is false if data is not a sequence of
-// well-formed fields, or a mapping's file is not in the string table.
+// scanMappings returns the mappings of the encoded profile data that a
+// location refers to, the ones pprof's symbolizer may open; it reads
+// them, the locations' mapping IDs and the string table without decoding
+// anything else. As the full decoder does, a field given twice keeps its
+// last value. ok is false if data is not a sequence of well-formed
+// fields, or a mapping's file is not in the string table.
 func scanMappings(data []byte) (ms []*profile.Mapping, ok bool) {
 	var strs [][]byte
 	var files []int64 // string index of each mapping's file
+	used := map[uint64]bool{}
 	for len(data) > 0 {
 		field, wire, _, body, rest, ok := nextField(data)
 		if !ok {
@@ -51,15 +57,26 @@ func scanMappings(data []byte) (ms []*profile.Mapping, ok bool) {
 			}
 			ms = append(ms, m)
 			files = append(files, file)
+		case profileLocation:
+			id, ok := scanLocation(body)
+			if !ok {
+				return nil, false
+			}
+			used[id] = true
 		}
 	}
+	var out []*profile.Mapping
 	for i, m := range ms {
 		if files[i] < 0 || files[i] >= int64(len(strs)) {
 			return nil, false
 		}
+		if !used[m.ID] {
+			continue
+		}
 		m.File = string(strs[files[i]])
+		out = append(out, m)
 	}
-	return ms, true
+	return out, true
 }
 
 // scanMapping reads the fields of one Mapping message that
@@ -73,6 +90,8 @@ func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 		}
 		if wire == wireVarint {
 			switch field {
+			case mappingID:
+				m.ID = v
 			case mappingFilename:
 				file = int64(v)
 			case mappingHasFunctions:
@@ -88,6 +107,21 @@ func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 		data = rest
 	}
 	return m, file, true
+}
+
+// scanLocation returns the mapping ID of one Location message.
+func scanLocation(data []byte) (mappingID uint64, ok bool) {
+	for len(data) > 0 {
+		field, wire, v, _, rest, ok := nextField(data)
+		if !ok {
+			return 0, false
+		}
+		if wire == wireVarint && field == locationMappingID {
+			mappingID = v
+		}
+		data = rest
+	}
+	return mappingID, true
 }
 
 // nextField splits the first field off data: its number, wire type, the
