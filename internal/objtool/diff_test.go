@@ -75,32 +75,45 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			addrs := sampleCode(t, b.path, 3000)
 			want := testenv.LLVMSymbolizeWith(t, oracleLLVM, b.path, addrs)
-			f, err := tool.Open(b.path, 0, ^uint64(0), 0, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := 0
-			for i, a := range addrs {
-				got, err := f.SourceLine(a)
-				if err != nil {
-					t.Fatalf("%#x: %v", a, err)
-				}
-				if len(got) == 1 && got[0] == (gdriver.Frame{}) {
-					got = nil
-				}
-				if !sameFrames(got, want[i]) {
-					if bad++; bad <= 5 {
-						t.Errorf("%#x:\n got %+v\nwant %+v", a, got, want[i])
-					}
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d addresses differ from llvm-symbolizer-%d", bad, len(addrs), oracleLLVM)
-			}
+			compareFrames(t, tool, b.path, addrs, want)
 			total += len(addrs)
 		})
 	}
 	t.Logf("%d addresses compared", total)
+}
+
+// compareFrames checks that the object tool's SourceLine for each of
+// addrs in the file path gives llvm-symbolizer's frames want[i], an
+// empty frame counting as none, reporting the first differences; it
+// returns how many addresses have inline frames.
+func compareFrames(t *testing.T, tool *Tool, path string, addrs []uint64, want [][]testenv.Frame) (inline int) {
+	t.Helper()
+	f, err := tool.Open(path, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i, a := range addrs {
+		got, err := f.SourceLine(a)
+		if err != nil {
+			t.Fatalf("%#x: %v", a, err)
+		}
+		if len(got) == 1 && got[0] == (gdriver.Frame{}) {
+			got = nil
+		}
+		if len(got) > 1 {
+			inline++
+		}
+		if !sameFrames(got, want[i]) {
+			if bad++; bad <= 5 {
+				t.Errorf("%#x:\n got %+v\nwant %+v", a, got, want[i])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d addresses differ from llvm-symbolizer-%d", bad, len(addrs), oracleLLVM)
+	}
+	return inline
 }
 
 func sameFrames(got []gdriver.Frame, want []testenv.Frame) bool {

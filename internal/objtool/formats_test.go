@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"testing"
 
-	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -105,31 +104,7 @@ func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
 	compare := func(t *testing.T, path, oracle string, args ...string) int {
 		addrs := sampleForeign(t, path, 3000)
 		want := testenv.LLVMSymbolizeArgs(t, oracleLLVM, oracle, addrs, args...)
-		f, err := tool.Open(path, 0, ^uint64(0), 0, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad, inline := 0, 0
-		for i, a := range addrs {
-			got, err := f.SourceLine(a)
-			if err != nil {
-				t.Fatalf("%#x: %v", a, err)
-			}
-			if len(got) == 1 && got[0] == (gdriver.Frame{}) {
-				got = nil
-			}
-			if len(got) > 1 {
-				inline++
-			}
-			if !sameFrames(got, want[i]) {
-				if bad++; bad <= 5 {
-					t.Errorf("%#x:\n got %+v\nwant %+v", a, got, want[i])
-				}
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%d of %d addresses differ from llvm-symbolizer-%d", bad, len(addrs), oracleLLVM)
-		}
+		inline := compareFrames(t, tool, path, addrs, want)
 		if inline == 0 {
 			t.Errorf("no address of %d has inline frames", len(addrs))
 		}
