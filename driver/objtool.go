@@ -134,8 +134,11 @@ func (r *run) warmMappings(ms []*profile.Mapping) {
 		return
 	}
 	mode := parseSymbolize(r.flags.stringFlag(flagSymbolize))
+	if !mode.local {
+		return
+	}
 	for _, m := range ms {
-		if mode.local && symbolizes(m, mode) {
+		if symbolizes(m, mode) {
 			r.warm(m.File)
 		}
 	}
