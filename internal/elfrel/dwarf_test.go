@@ -21,7 +21,7 @@ int gamma_(int x) { return beta(x) - helper(x); }
 `
 
 // compilers lists the ways the tests compile C: both compilers, both DWARF
-// versions, and one AArch64 object.
+// versions, and objects of the other machines whose relocations are read.
 var compilers = []struct {
 	name, tool, pkg string
 	args            []string
@@ -31,6 +31,10 @@ var compilers = []struct {
 	{name: "gcc-dwarf5", tool: "gcc", pkg: "gcc", args: []string{"-gdwarf-5"}},
 	{name: "gcc-dwarf4", tool: "gcc", pkg: "gcc", args: []string{"-gdwarf-4"}},
 	{name: "clang14-aarch64", tool: "clang-14", pkg: "clang-14", args: []string{"--target=aarch64-linux-gnu", "-gdwarf-5"}},
+	{name: "clang14-ppc64-big-endian", tool: "clang-14", pkg: "clang-14", args: []string{"--target=powerpc64-linux-gnu", "-gdwarf-4"}},
+	{name: "clang14-s390x", tool: "clang-14", pkg: "clang-14", args: []string{"--target=s390x-linux-gnu", "-gdwarf-4"}}, // debug/dwarf misreads big-endian DWARF 5 strings
+	{name: "clang19-riscv64", tool: "clang-19", pkg: "clang-19", args: []string{"--target=riscv64-linux-gnu", "-gdwarf-5"}},
+	{name: "clang19-loongarch64", tool: "clang-19", pkg: "clang-19", args: []string{"--target=loongarch64-linux-gnu", "-gdwarf-5"}},
 }
 
 // compileScattered compiles cSource (at -O0, so that every function has

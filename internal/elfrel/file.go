@@ -53,7 +53,7 @@ type File struct {
 	Name      string           // name used in errors
 	ByteOrder binary.ByteOrder // byte order of the object
 	Type      elf.Type         // elf.ET_REL, elf.ET_EXEC or elf.ET_DYN
-	Machine   elf.Machine      // any for an executable or shared library; elf.EM_X86_64 or elf.EM_AARCH64 for ET_REL
+	Machine   elf.Machine      // any for an executable or shared library; one that Relocatable accepts for ET_REL
 
 	// Progs lists the program headers (none in a relocatable object).
 	Progs []elf.ProgHeader
@@ -172,7 +172,7 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("ELF type %v", f.Type)}
 	}
 	f.Machine = elf.Machine(bo.Uint16(hdr[18:]))
-	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 && f.Type == elf.ET_REL {
+	if f.Type == elf.ET_REL && !Relocatable(f.Machine) {
 		// Only a relocatable object needs its relocations understood.
 		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("machine %v", f.Machine)}
 	}

@@ -70,6 +70,8 @@ func TestFuzzCorpus(t *testing.T) {
 	seeds := map[string][]byte{
 		"reloc-x86-64":  relocObject(elf.EM_X86_64, 0x500000, []elftest.Rela{{Off: 0, Sym: symFoo, Type: uint32(elf.R_X86_64_64), Addend: 4}, {Off: 8, Sym: symDebugStr, Type: uint32(elf.R_X86_64_32), Addend: 6}}).Bytes(),
 		"reloc-aarch64": relocObject(elf.EM_AARCH64, 0, []elftest.Rela{{Off: 0, Sym: symText, Type: uint32(elf.R_AARCH64_ABS64)}, {Off: 16, Sym: symText, Type: uint32(elf.R_AARCH64_PREL32)}}).Bytes(),
+		"reloc-riscv64": relocObject(elf.EM_RISCV, 0, []elftest.Rela{{Off: 0, Sym: symFoo, Type: uint32(elf.R_RISCV_ADD32)}, {Off: 0, Sym: symText, Type: uint32(elf.R_RISCV_SUB32)},
+			{Off: 62, Sym: symFoo, Type: uint32(rRISCVSetULEB128)}, {Off: 62, Sym: symText, Type: uint32(rRISCVSubULEB128)}, {Off: 8, Sym: symFoo, Type: uint32(elf.R_RISCV_SET6)}}).Bytes(),
 	}
 	objs, err := filepath.Glob(filepath.Join("..", "jitsym", "testdata", "*.o"))
 	if err != nil || len(objs) == 0 {

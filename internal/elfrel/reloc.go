@@ -9,24 +9,39 @@ import (
 type relocKind uint8
 
 const (
-	relocNone relocKind = iota // nothing to write
-	relocAbs                   // S + A
-	relocPC                    // S + A - P
+	relocNone    relocKind = iota // nothing to write
+	relocAbs                      // S + A
+	relocPC                       // S + A - P
+	relocAdd                      // the word + (S + A): RISC-V and LoongArch ADD*
+	relocSub                      // the word - (S + A): RISC-V and LoongArch SUB*
+	relocSet6                     // S + A into the low 6 bits of the byte
+	relocAdd6                     // the low 6 bits of the byte + (S + A), into them
+	relocSub6                     // the low 6 bits of the byte - (S + A), into them
+	relocSetULEB                  // S + A into the ULEB128 there, of the same length
+	relocAddULEB                  // the ULEB128 there + (S + A)
+	relocSubULEB                  // the ULEB128 there - (S + A)
 )
 
 // howto describes one relocation type: how to compute the value and how
-// many bytes to write; signed says whether an implicit (SHT_REL) addend is
-// sign-extended.
+// many bytes to write (0 for a ULEB128: as many as the one there); signed
+// says whether an implicit (SHT_REL) addend is sign-extended.
 type howto struct {
 	kind   relocKind
 	width  int
 	signed bool
 }
 
+// inPlace reports whether the relocation computes its value from the word
+// it writes: such a type has no implicit addend to read from the word.
+func (h howto) inPlace() bool { return h.kind >= relocAdd }
+
 // howtoFor returns how to apply relocation type t on machine m: the types
-// LLVM and GCC emit in debug sections, which are also the ones LLVM's
-// object::RelocationResolver handles for DWARF. ok is false for any other
-// type.
+// compilers emit in debug sections, which are also the ones LLVM's
+// object::RelocationResolver handles for DWARF (and with its meaning of
+// each). ok is false for any other type. Linker relaxation on RISC-V and
+// LoongArch makes code sizes unknown until link time, so their compilers
+// write a length or an address advance as the difference of two labels:
+// an ADD and a SUB relocation on the same word.
 func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 	switch m {
 	case elf.EM_X86_64:
@@ -61,8 +76,125 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 		case elf.R_AARCH64_PREL16:
 			return howto{kind: relocPC, width: 2, signed: true}, true
 		}
+	case elf.EM_PPC64:
+		switch elf.R_PPC64(t) {
+		case elf.R_PPC64_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_PPC64_ADDR64, elf.R_PPC64_DTPREL64:
+			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_PPC64_ADDR32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_PPC64_REL64:
+			return howto{kind: relocPC, width: 8}, true
+		case elf.R_PPC64_REL32:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		}
+	case elf.EM_S390:
+		switch elf.R_390(t) {
+		case elf.R_390_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_390_64:
+			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_390_32:
+			return howto{kind: relocAbs, width: 4}, true
+		}
+	case elf.EM_RISCV:
+		switch elf.R_RISCV(t) {
+		case elf.R_RISCV_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_RISCV_64:
+			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_RISCV_32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_RISCV_32_PCREL:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		case elf.R_RISCV_SET6:
+			return howto{kind: relocSet6, width: 1}, true
+		case elf.R_RISCV_SUB6:
+			return howto{kind: relocSub6, width: 1}, true
+		case elf.R_RISCV_SET8:
+			return howto{kind: relocAbs, width: 1}, true
+		case elf.R_RISCV_SET16:
+			return howto{kind: relocAbs, width: 2}, true
+		case elf.R_RISCV_SET32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_RISCV_ADD8:
+			return howto{kind: relocAdd, width: 1}, true
+		case elf.R_RISCV_ADD16:
+			return howto{kind: relocAdd, width: 2}, true
+		case elf.R_RISCV_ADD32:
+			return howto{kind: relocAdd, width: 4}, true
+		case elf.R_RISCV_ADD64:
+			return howto{kind: relocAdd, width: 8}, true
+		case elf.R_RISCV_SUB8:
+			return howto{kind: relocSub, width: 1}, true
+		case elf.R_RISCV_SUB16:
+			return howto{kind: relocSub, width: 2}, true
+		case elf.R_RISCV_SUB32:
+			return howto{kind: relocSub, width: 4}, true
+		case elf.R_RISCV_SUB64:
+			return howto{kind: relocSub, width: 8}, true
+		case rRISCVSetULEB128:
+			return howto{kind: relocSetULEB}, true
+		case rRISCVSubULEB128:
+			return howto{kind: relocSubULEB}, true
+		}
+	case elf.EM_LOONGARCH:
+		switch elf.R_LARCH(t) {
+		case elf.R_LARCH_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_LARCH_64:
+			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_LARCH_32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_LARCH_32_PCREL:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		case elf.R_LARCH_64_PCREL:
+			return howto{kind: relocPC, width: 8}, true
+		case elf.R_LARCH_ADD6:
+			return howto{kind: relocAdd6, width: 1}, true
+		case elf.R_LARCH_SUB6:
+			return howto{kind: relocSub6, width: 1}, true
+		case elf.R_LARCH_ADD8:
+			return howto{kind: relocAdd, width: 1}, true
+		case elf.R_LARCH_ADD16:
+			return howto{kind: relocAdd, width: 2}, true
+		case elf.R_LARCH_ADD32:
+			return howto{kind: relocAdd, width: 4}, true
+		case elf.R_LARCH_ADD64:
+			return howto{kind: relocAdd, width: 8}, true
+		case elf.R_LARCH_SUB8:
+			return howto{kind: relocSub, width: 1}, true
+		case elf.R_LARCH_SUB16:
+			return howto{kind: relocSub, width: 2}, true
+		case elf.R_LARCH_SUB32:
+			return howto{kind: relocSub, width: 4}, true
+		case elf.R_LARCH_SUB64:
+			return howto{kind: relocSub, width: 8}, true
+		case elf.R_LARCH_ADD_ULEB128:
+			return howto{kind: relocAddULEB}, true
+		case elf.R_LARCH_SUB_ULEB128:
+			return howto{kind: relocSubULEB}, true
+		}
 	}
 	return howto{}, false
+}
+
+// The RISC-V relocations for differences of labels in ULEB128 fields
+// (DWARF 5 range lists from LLVM 18 on), which debug/elf does not name.
+const (
+	rRISCVSetULEB128 elf.R_RISCV = 60
+	rRISCVSubULEB128 elf.R_RISCV = 61
+)
+
+// Relocatable reports whether relocatable objects (ET_REL) of machine m
+// can be read: whether their debug sections' relocations are understood.
+func Relocatable(m elf.Machine) bool {
+	switch m {
+	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH:
+		return true
+	}
+	return false
 }
 
 // relocName names relocation type t for machine m in errors.
@@ -72,6 +204,20 @@ func relocName(m elf.Machine, t uint32) string {
 		return elf.R_X86_64(t).String()
 	case elf.EM_AARCH64:
 		return elf.R_AARCH64(t).String()
+	case elf.EM_PPC64:
+		return elf.R_PPC64(t).String()
+	case elf.EM_S390:
+		return elf.R_390(t).String()
+	case elf.EM_RISCV:
+		switch elf.R_RISCV(t) {
+		case rRISCVSetULEB128:
+			return "R_RISCV_SET_ULEB128"
+		case rRISCVSubULEB128:
+			return "R_RISCV_SUB_ULEB128"
+		}
+		return elf.R_RISCV(t).String()
+	case elf.EM_LOONGARCH:
+		return elf.R_LARCH(t).String()
 	}
 	return fmt.Sprintf("type %d", t)
 }
@@ -108,19 +254,48 @@ func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t 
 		if symIdx >= uint64(len(symAddrs)) {
 			return l.formatErr(rs.name, int64(off), "relocation symbol index %d out of range (%d symbols)", symIdx, len(symAddrs))
 		}
-		if where > uint64(len(t.dst)) || uint64(len(t.dst))-where < uint64(h.width) {
-			return l.formatErr(rs.name, int64(off), "%d-byte relocation at %#x is outside the %d-byte target section %s", h.width, where, len(t.dst), t.name)
+		width := uint64(h.width)
+		if width == 0 {
+			if width = ulebLen(t.dst, where); width == 0 {
+				return l.formatErr(rs.name, int64(off), "ULEB128 relocation at %#x finds no ULEB128 there in the %d-byte target section %s", where, len(t.dst), t.name)
+			}
 		}
-		loc := t.dst[where : where+uint64(h.width)]
+		if where > uint64(len(t.dst)) || uint64(len(t.dst))-where < width {
+			return l.formatErr(rs.name, int64(off), "%d-byte relocation at %#x is outside the %d-byte target section %s", width, where, len(t.dst), t.name)
+		}
+		loc := t.dst[where : where+width]
 		var addend uint64
-		if !rs.rel {
+		switch {
+		case !rs.rel:
 			addend = bo.Uint64(e[16:])
-		} else {
+		case h.inPlace():
+			return &UnsupportedError{File: l.file, Section: rs.name, Msg: fmt.Sprintf("relocation %s in a section without addends, at entry offset %#x", relocName(l.machine, typ), off)}
+		default:
 			addend = readWord(bo, loc, h.signed)
 		}
 		v := symAddrs[symIdx] + addend
-		if h.kind == relocPC {
+		switch h.kind {
+		case relocPC:
 			v -= t.base + where
+		case relocAdd:
+			v = readWord(bo, loc, false) + v
+		case relocSub:
+			v = readWord(bo, loc, false) - v
+		case relocSet6:
+			v = uint64(loc[0]&0xc0) | v&0x3f
+		case relocAdd6:
+			v = uint64(loc[0]&0xc0) | (uint64(loc[0])+v)&0x3f
+		case relocSub6:
+			v = uint64(loc[0]&0xc0) | (uint64(loc[0])-v)&0x3f
+		case relocSetULEB:
+			writeULEB(loc, v)
+			continue
+		case relocAddULEB:
+			writeULEB(loc, readULEB(loc)+v)
+			continue
+		case relocSubULEB:
+			writeULEB(loc, readULEB(loc)-v)
+			continue
 		}
 		writeWord(bo, loc, v)
 	}
@@ -144,6 +319,11 @@ type byteOrder interface {
 // readWord reads the len(b)-byte word in b, sign-extending it if signed.
 func readWord(bo byteOrder, b []byte, signed bool) uint64 {
 	switch len(b) {
+	case 1:
+		if signed {
+			return uint64(int64(int8(b[0])))
+		}
+		return uint64(b[0])
 	case 2:
 		if signed {
 			return uint64(int64(int16(bo.Uint16(b))))
@@ -161,11 +341,48 @@ func readWord(bo byteOrder, b []byte, signed bool) uint64 {
 // writeWord stores v truncated to len(b) bytes, as LLVM's resolver does.
 func writeWord(bo byteOrder, b []byte, v uint64) {
 	switch len(b) {
+	case 1:
+		b[0] = byte(v)
 	case 2:
 		bo.PutUint16(b, uint16(v))
 	case 4:
 		bo.PutUint32(b, uint32(v))
 	default:
 		bo.PutUint64(b, v)
+	}
+}
+
+// ulebLen returns the length of the ULEB128 at b[at:], or 0 if there is
+// none there: no terminating byte within the section or within the 10
+// bytes a 64-bit value takes.
+func ulebLen(b []byte, at uint64) uint64 {
+	for i := at; i < uint64(len(b)) && i-at < 10; i++ {
+		if b[i]&0x80 == 0 {
+			return i - at + 1
+		}
+	}
+	return 0
+}
+
+// readULEB decodes the ULEB128 that is all of b.
+func readULEB(b []byte) uint64 {
+	var v uint64
+	for i, c := range b {
+		v |= uint64(c&0x7f) << (7 * i)
+	}
+	return v
+}
+
+// writeULEB encodes v as a ULEB128 of len(b) bytes, padded with
+// continuation bytes, into b, truncating it to the bits they hold: a
+// linker keeps a relocated ULEB128 at the length the assembler chose.
+func writeULEB(b []byte, v uint64) {
+	for i := range b {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if i < len(b)-1 {
+			c |= 0x80
+		}
+		b[i] = c
 	}
 }

@@ -46,6 +46,12 @@ func TestRelocations(t *testing.T) {
 		{name: "arm PREL32", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 16, Sym: symText, Type: arm(elf.R_AARCH64_PREL32)}, width: 4, want: (textAddr - 16) & 0xffffffff},
 		{name: "arm PREL64", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 24, Sym: symText, Type: arm(elf.R_AARCH64_PREL64)}, width: 8, want: textAddr - 24},
 		{name: "arm NONE", machine: elf.EM_AARCH64, rela: elftest.Rela{Off: 0, Sym: symText, Type: arm(elf.R_AARCH64_NONE)}, width: 8, want: 0},
+		{name: "ppc64 ADDR64", machine: elf.EM_PPC64, rela: elftest.Rela{Off: 0, Sym: symFoo, Type: uint32(elf.R_PPC64_ADDR64), Addend: 3}, width: 8, want: textAddr + 0x13},
+		{name: "ppc64 REL32", machine: elf.EM_PPC64, rela: elftest.Rela{Off: 16, Sym: symText, Type: uint32(elf.R_PPC64_REL32)}, width: 4, want: (textAddr - 16) & 0xffffffff},
+		{name: "s390x 32", machine: elf.EM_S390, rela: elftest.Rela{Off: 8, Sym: symDebugStr, Type: uint32(elf.R_390_32), Addend: 6}, width: 4, want: 6},
+		{name: "riscv 64", machine: elf.EM_RISCV, rela: elftest.Rela{Off: 0, Sym: symFoo, Type: uint32(elf.R_RISCV_64), Addend: 1}, width: 8, want: textAddr + 0x11},
+		{name: "riscv 32_PCREL", machine: elf.EM_RISCV, rela: elftest.Rela{Off: 8, Sym: symText, Type: uint32(elf.R_RISCV_32_PCREL)}, width: 4, want: (textAddr - 8) & 0xffffffff},
+		{name: "loongarch 64_PCREL", machine: elf.EM_LOONGARCH, rela: elftest.Rela{Off: 8, Sym: symText, Type: uint32(elf.R_LARCH_64_PCREL)}, width: 8, want: textAddr - 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +78,63 @@ func TestRelocations(t *testing.T) {
 	}
 }
 
+// TestInPlaceRelocations applies the relocations that compute their value
+// from the bytes already there: RISC-V's and LoongArch's pairs for label
+// differences, including ULEB128 fields, which keep their length.
+func TestInPlaceRelocations(t *testing.T) {
+	rv := func(r elf.R_RISCV) uint32 { return uint32(r) }
+	la := func(r elf.R_LARCH) uint32 { return uint32(r) }
+	tests := []struct {
+		name    string
+		machine elf.Machine
+		before  []byte // the first bytes of .debug_info
+		relas   []elftest.Rela
+		want    []byte
+	}{
+		{name: "riscv ADD32 SUB32", machine: elf.EM_RISCV, before: []byte{1, 0, 0, 0},
+			relas: []elftest.Rela{{Sym: symFoo, Type: rv(elf.R_RISCV_ADD32), Addend: 4}, {Sym: symText, Type: rv(elf.R_RISCV_SUB32)}},
+			want:  []byte{0x15, 0, 0, 0}},
+		{name: "riscv SUB16 wraps", machine: elf.EM_RISCV,
+			relas: []elftest.Rela{{Sym: symText, Type: rv(elf.R_RISCV_SUB16)}, {Sym: symFoo, Type: rv(elf.R_RISCV_ADD16)}},
+			want:  []byte{0x10, 0}},
+		{name: "riscv ADD64 SUB64", machine: elf.EM_RISCV,
+			relas: []elftest.Rela{{Sym: symFoo, Type: rv(elf.R_RISCV_ADD64)}, {Sym: symText, Type: rv(elf.R_RISCV_SUB64), Addend: 1}},
+			want:  []byte{0xf, 0, 0, 0, 0, 0, 0, 0}},
+		{name: "riscv SET6 SUB6 keep the top bits", machine: elf.EM_RISCV, before: []byte{0xc5},
+			relas: []elftest.Rela{{Sym: symFoo, Type: rv(elf.R_RISCV_SET6), Addend: 3}, {Sym: symText, Type: rv(elf.R_RISCV_SUB6), Addend: 1}},
+			want:  []byte{0xc0 | 0x12}},
+		{name: "riscv SET8 ADD8 SUB8", machine: elf.EM_RISCV,
+			relas: []elftest.Rela{{Sym: symFoo, Type: rv(elf.R_RISCV_SET8)}, {Sym: symFoo, Type: rv(elf.R_RISCV_ADD8)}, {Sym: symText, Type: rv(elf.R_RISCV_SUB8), Addend: 2}},
+			want:  []byte{0x1e}},
+		{name: "riscv ULEB128 pair keeps the length", machine: elf.EM_RISCV, before: []byte{0x80, 0x80, 0x00, 0xee},
+			relas: []elftest.Rela{{Sym: symFoo, Type: uint32(rRISCVSetULEB128), Addend: 0x100}, {Sym: symText, Type: uint32(rRISCVSubULEB128)}},
+			want:  []byte{0x90, 0x82, 0x00, 0xee}},
+		{name: "loongarch ADD_ULEB128 truncates", machine: elf.EM_LOONGARCH, before: []byte{0x85, 0x00},
+			relas: []elftest.Rela{{Sym: symFoo, Type: la(elf.R_LARCH_ADD_ULEB128)}},
+			want:  []byte{0x95, 0x20}}, // 5 + textAddr + 0x10 in 14 bits: 0x1015
+		{name: "loongarch ADD6 SUB6", machine: elf.EM_LOONGARCH, before: []byte{0x41},
+			relas: []elftest.Rela{{Sym: symFoo, Type: la(elf.R_LARCH_ADD6)}, {Sym: symText, Type: la(elf.R_LARCH_SUB6), Addend: 2}},
+			want:  []byte{0x4f}},
+		{name: "loongarch ADD32 SUB32", machine: elf.EM_LOONGARCH,
+			relas: []elftest.Rela{{Sym: symFoo, Type: la(elf.R_LARCH_ADD32)}, {Sym: symText, Type: la(elf.R_LARCH_SUB32)}},
+			want:  []byte{0x10, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := relocObject(tt.machine, 0, tt.relas)
+			copy(o.Sections[1].Data, tt.before)
+			f := newTestFile(t, o.Bytes())
+			d, err := f.DWARF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Section(".debug_info")[:len(tt.want)]; !bytes.Equal(got, tt.want) {
+				t.Errorf("got % x, want % x", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestRelocationErrors(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -83,6 +146,10 @@ func TestRelocationErrors(t *testing.T) {
 	}{
 		{name: "unsupported x86 type", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_GOTPCREL), Sym: symText}, unsupported: true, want: "relocation R_X86_64_GOTPCREL"},
 		{name: "unsupported arm type", machine: elf.EM_AARCH64, rela: elftest.Rela{Type: uint32(elf.R_AARCH64_CALL26), Sym: symText}, unsupported: true, want: "relocation R_AARCH64_CALL26"},
+		{name: "unsupported riscv type", machine: elf.EM_RISCV, rela: elftest.Rela{Type: uint32(elf.R_RISCV_CALL), Sym: symText}, unsupported: true, want: "relocation R_RISCV_CALL"},
+		{name: "ULEB128 without its last byte", machine: elf.EM_RISCV, rela: elftest.Rela{Off: 60, Type: uint32(rRISCVSetULEB128), Sym: symText},
+			edit: func(o *elftest.File) { copy(o.Sections[1].Data[60:], []byte{0x80, 0x80, 0x80, 0x80}) }, want: "finds no ULEB128 there in the 64-byte target section .debug_info"},
+		{name: "ULEB128 past the end", machine: elf.EM_RISCV, rela: elftest.Rela{Off: 64, Type: uint32(rRISCVSubULEB128), Sym: symText}, want: "finds no ULEB128 there"},
 		{name: "symbol index", machine: elf.EM_X86_64, rela: elftest.Rela{Type: uint32(elf.R_X86_64_64), Sym: 77}, want: "symbol index 77 out of range"},
 		{name: "offset", machine: elf.EM_X86_64, rela: elftest.Rela{Off: 60, Type: uint32(elf.R_X86_64_64), Sym: symText}, want: "outside the 64-byte target section .debug_info"},
 		{name: "huge offset", machine: elf.EM_X86_64, rela: elftest.Rela{Off: ^uint64(0) - 2, Type: uint32(elf.R_X86_64_32), Sym: symText}, want: "outside the 64-byte target"},

@@ -2,6 +2,7 @@ package elfrel
 
 import (
 	"debug/elf"
+	"strings"
 )
 
 // A Symbol is one entry of the symbol table.
@@ -23,6 +24,25 @@ func (s *Symbol) Type() elf.SymType { return elf.ST_TYPE(s.Info) }
 
 // Bind returns the symbol binding (elf.STB_LOCAL, ...).
 func (s *Symbol) Bind() elf.SymBind { return elf.ST_BIND(s.Info) }
+
+// MarkerSymbol reports whether a symbol named name in an object of machine
+// m marks something other than code or data, so that symbolizers skip
+// it: the mapping symbols of ARM ($a, $t, $d), AArch64 ($x, $d) and
+// RISC-V ($x, $d), which say where instructions and data begin, and the
+// labels a RISC-V assembler adds for label differences (".L0 ", or no
+// name before LLVM 17). These are the symbols LLVM's ELF reader flags
+// SF_FormatSpecific, and llvm-symbolizer leaves out.
+func MarkerSymbol(m elf.Machine, name string) bool {
+	switch m {
+	case elf.EM_ARM:
+		return strings.HasPrefix(name, "$a") || strings.HasPrefix(name, "$t") || strings.HasPrefix(name, "$d")
+	case elf.EM_AARCH64:
+		return strings.HasPrefix(name, "$x") || strings.HasPrefix(name, "$d")
+	case elf.EM_RISCV:
+		return name == "" || name == ".L0 " || strings.HasPrefix(name, "$x") || strings.HasPrefix(name, "$d")
+	}
+	return false
+}
 
 // Symbols returns the symbol table (the first SHT_SYMTAB section). Unlike
 // debug/elf, it keeps the null symbol at index 0, so that Symbols()[i] is

@@ -1,6 +1,7 @@
 package jitsym
 
 import (
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"hash/fnv"
@@ -24,11 +25,15 @@ type buildConfig struct {
 	name      string
 	tool, pkg string
 	args      []string
+	llvm      int // llvm-symbolizer's major version to compare with; 0 means 14
 }
 
 func buildConfigs() []buildConfig {
 	clang := func(name string, args ...string) buildConfig {
 		return buildConfig{name: name, tool: "clang-14", pkg: "clang-14", args: args}
+	}
+	clang19 := func(name string, args ...string) buildConfig {
+		return buildConfig{name: name, tool: "clang-19", pkg: "clang-19", args: args, llvm: 19}
 	}
 	gcc := func(name string, args ...string) buildConfig {
 		return buildConfig{name: name, tool: "g++", pkg: "g++", args: args}
@@ -48,6 +53,20 @@ func buildConfigs() []buildConfig {
 		gcc("gcc-O2-g1", "-g1", "-O2"),
 		clang("clang14-O2-nodebug", "-g0", "-O2"),
 		gcc("gcc-O2-nodebug", "-g0", "-O2"),
+		// Relocatable objects of the other 64-bit machines LLVM JITs for:
+		// RISC-V writes lengths and line advances as ADD/SUB relocation
+		// pairs; PowerPC and s390x are big-endian.
+		clang("clang14-riscv64-O2-dwarf5", "--target=riscv64-linux-gnu", "-g", "-O2"),
+		clang("clang14-riscv64-O1-dwarf4", "--target=riscv64-linux-gnu", "-gdwarf-4", "-O1"),
+		clang("clang14-ppc64le-O2-dwarf5", "--target=powerpc64le-linux-gnu", "-g", "-O2"),
+		clang("clang14-ppc64-O2-dwarf4", "--target=powerpc64-linux-gnu", "-gdwarf-4", "-O2"),
+		clang("clang14-s390x-O2-dwarf5", "--target=s390x-linux-gnu", "-g", "-O2"),
+		// LLVM 17 and later name RISC-V's label-difference symbols ".L0 "
+		// and add mapping symbols; LoongArch came with LLVM 16.
+		clang19("clang19-riscv64-O2-dwarf5", "--target=riscv64-linux-gnu", "-g", "-O2"),
+		clang19("clang19-riscv64-O2-nodebug", "--target=riscv64-linux-gnu", "-g0", "-O2"),
+		clang19("clang19-loongarch64-O2-dwarf5", "--target=loongarch64-linux-gnu", "-g", "-O2"),
+		clang19("clang19-loongarch64-O1-dwarf4", "--target=loongarch64-linux-gnu", "-gdwarf-4", "-O1"),
 	}
 }
 
@@ -123,7 +142,14 @@ func codeAddresses(t *testing.T, path string) []uint64 {
 // (testenv.LLVMSymbolize) and returns its frames in our representation.
 func llvmSymbolize(t *testing.T, obj string, addrs []uint64) [][]Frame {
 	t.Helper()
-	res := testenv.LLVMSymbolize(t, obj, addrs)
+	return llvmSymbolizeWith(t, 14, obj, addrs)
+}
+
+// llvmSymbolizeWith is llvmSymbolize with llvm-symbolizer of the given
+// major version.
+func llvmSymbolizeWith(t *testing.T, version int, obj string, addrs []uint64) [][]Frame {
+	t.Helper()
+	res := testenv.LLVMSymbolizeWith(t, version, obj, addrs)
 	out := make([][]Frame, len(res))
 	for i, frames := range res {
 		for _, f := range frames {
@@ -147,7 +173,14 @@ type diffStats struct {
 // may qualify llvm's short one ("ns::f" for "f").
 func compareWithLLVM(t *testing.T, s *Symbolizer, obj string, addrs []uint64) diffStats {
 	t.Helper()
-	want := llvmSymbolize(t, obj, addrs)
+	return compareWithLLVMVersion(t, 14, s, obj, addrs)
+}
+
+// compareWithLLVMVersion is compareWithLLVM with llvm-symbolizer of the
+// given major version.
+func compareWithLLVMVersion(t *testing.T, version int, s *Symbolizer, obj string, addrs []uint64) diffStats {
+	t.Helper()
+	want := llvmSymbolizeWith(t, version, obj, addrs)
 	st := diffStats{addrs: len(addrs)}
 	for i, a := range addrs {
 		got, err := s.SourceLine(a)
@@ -198,7 +231,7 @@ func TestDifferential(t *testing.T) {
 				if got, want := s.HasDWARF(), !slices.Contains(c.args, "-g0"); got != want {
 					t.Fatalf("HasDWARF() = %v, want %v", got, want)
 				}
-				st := compareWithLLVM(t, s, obj, codeAddresses(t, obj))
+				st := compareWithLLVMVersion(t, cmp.Or(c.llvm, 14), s, obj, codeAddresses(t, obj))
 				t.Logf("%d addresses, %d frames, %d qualified names, %d mismatches", st.addrs, st.frames, st.qualified, st.mismatches)
 				total.addrs += st.addrs
 				total.frames += st.frames

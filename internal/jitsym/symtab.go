@@ -13,7 +13,7 @@ import (
 // buildSymbols indexes the ELF symbols that name code or data, choosing
 // them as llvm-symbolizer 14 does (SymbolizableObjectFile::addSymbol):
 // types STT_NOTYPE, STT_FUNC, STT_OBJECT and STT_GNU_IFUNC, defined in a
-// section, excluding AArch64 mapping symbols ($x, $d). Unlike it, only
+// section, excluding the ones elfrel.MarkerSymbol names. Unlike it, only
 // symbols in SHF_ALLOC sections are kept, since others have no run-time
 // address.
 //
@@ -62,7 +62,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		if !wanted(sym) || len(cs) == cap(cs) {
 			return nil
 		}
-		if f.Machine == elf.EM_AARCH64 && (strings.HasPrefix(sym.Name, "$x") || strings.HasPrefix(sym.Name, "$d")) {
+		if elfrel.MarkerSymbol(f.Machine, sym.Name) {
 			return nil
 		}
 		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}

@@ -330,7 +330,7 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 	}
 	if f.Type == elf.ET_REL {
 		// Its DWARF would need relocating, which only elfrel does, for
-		// 64-bit x86-64 and AArch64 objects.
+		// the 64-bit objects of the machines elfrel.Relocatable accepts.
 		f.Close()
 		return nil, errNotForeign
 	}
@@ -384,10 +384,8 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 			f.Sections[s.Section].Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
-		if f.Machine == elf.EM_ARM || f.Machine == elf.EM_AARCH64 {
-			if strings.HasPrefix(s.Name, "$") { // mapping symbols: $a, $t, $d, $x
-				continue
-			}
+		if elfrel.MarkerSymbol(f.Machine, s.Name) {
+			continue
 		}
 		sym := jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size}
 		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {

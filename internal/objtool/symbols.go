@@ -66,7 +66,7 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 		case elf.STT_SECTION, elf.STT_FILE:
 			return nil
 		}
-		if f.Machine == elf.EM_AARCH64 && (strings.HasPrefix(s.Name, "$x") || strings.HasPrefix(s.Name, "$d")) {
+		if elfrel.MarkerSymbol(f.Machine, s.Name) {
 			return nil
 		}
 		all = append(all, entry{addr: f.SymbolAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
