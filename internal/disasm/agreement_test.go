@@ -41,18 +41,25 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "node/intel", file: node, tool: func(*testing.T) string { return objdump }, textBytes: 4 << 20, intel: true, min: 0.97, minNoSym: 0.99999},
 		{name: "gcc-O2-cxx/att", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
 		{name: "gcc-O2-cxx/intel", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
-		{name: "go-arm64", file: func(t *testing.T) string { return buildGoARM64(t, tmp) }, tool: func(t *testing.T) string {
-			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
-		}, min: 0.9995, minNoSym: 0.9995},
+		{name: "go-arm64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "arm64") }, tool: crossObjdump("aarch64-linux-gnu"), min: 0.9995, minNoSym: 0.9995},
 		{name: "jit-object-0/att", file: jitObject(0), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
 		{name: "jit-object-0/intel", file: jitObject(0), tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "jit-object-1/att", file: jitObject(1), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
 		{name: "jit-object-1/intel", file: jitObject(1), tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "i386-obj/att", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
 		{name: "i386-obj/intel", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
-		{name: "aarch64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=aarch64-linux-gnu") }, tool: func(t *testing.T) string {
-			return testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
-		}, min: 0.99, minNoSym: 0.99},
+		{name: "aarch64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=aarch64-linux-gnu") }, tool: crossObjdump("aarch64-linux-gnu"), min: 0.99, minNoSym: 0.99},
+		// The other machines LLVM JITs for: a clang-14 -O2 object and a
+		// Go program each (Go's riscv64 code leaves out the compressed
+		// instructions clang's uses). ppc64 is big-endian.
+		{name: "riscv64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=riscv64-linux-gnu") }, tool: crossObjdump("riscv64-linux-gnu"), min: 0.98, minNoSym: 1},
+		{name: "go-riscv64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "riscv64") }, tool: crossObjdump("riscv64-linux-gnu"), min: 0.985, minNoSym: 0.997},
+		{name: "ppc64le-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64le-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 1, minNoSym: 1},
+		{name: "go-ppc64le", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64le") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},
+		{name: "ppc64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.95, minNoSym: 1},
+		{name: "go-ppc64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},
+		{name: "s390x-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=s390x-linux-gnu") }, tool: crossObjdump("s390x-linux-gnu"), min: 1, minNoSym: 1},
+		{name: "go-s390x", file: func(t *testing.T) string { return buildGoArch(t, tmp, "s390x") }, tool: crossObjdump("s390x-linux-gnu"), min: 0.999, minNoSym: 0.999},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,11 +167,22 @@ func buildGXX(t *testing.T, dir string) string {
 	return out
 }
 
-// buildGoARM64 cross-compiles testdata/goarm for linux/arm64.
-func buildGoARM64(t *testing.T, dir string) string {
-	out := filepath.Join(dir, "goarm")
+// crossObjdump returns the objdump of Debian's binutils for the given
+// target triple ("riscv64-linux-gnu").
+func crossObjdump(triple string) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		return testenv.Tool(t, triple+"-objdump", "binutils-"+triple)
+	}
+}
+
+// buildGoArch cross-compiles testdata/goarm for linux/arch.
+func buildGoArch(t *testing.T, dir, arch string) string {
+	out := filepath.Join(dir, "go-"+arch)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
 	cmd := exec.Command("go", "build", "-o", out, "./testdata/goarm")
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}

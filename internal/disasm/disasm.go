@@ -9,13 +9,16 @@
 // output as the instruction text. doc/disasm.md lists the remaining
 // differences from objdump, all cosmetic, and the measured agreement.
 //
-// Supported machines are x86-64 (AT&T or Intel syntax), 386 and AArch64.
+// Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
+// RISC-V (RV64GC), PowerPC64 (either byte order) and s390x.
 package disasm
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Inst is one decoded machine instruction.
@@ -53,15 +56,17 @@ func (e *UnsupportedMachineError) Error() string {
 }
 
 // Decode decodes code, which is loaded at addr, for machine m
-// (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64). Intel syntax applies to
-// x86 only; AArch64 is always in GNU syntax. Bytes that do not decode
+// (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
+// elf.EM_S390) whose instructions are in byte order bo (the object
+// file's; it matters only for PowerPC64, which runs either way). Intel
+// syntax applies to x86 only; the others are in GNU syntax. Bytes that do not decode
 // become one instruction each (x86: one byte, AArch64: four) and decoding
 // continues after them, so the result covers all of code, in address
 // order. Decoding is linear in len(code). A panic while decoding or
 // formatting one instruction, one in sym included, makes that instruction
 // BadText rather than ending the process. The only error is
 // *UnsupportedMachineError.
-func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
+func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
 	switch m {
 	case elf.EM_X86_64:
 		return decodeX86(code, addr, 64, intelSyntax, sym), nil
@@ -69,6 +74,15 @@ func Decode(m elf.Machine, code []byte, addr uint64, intelSyntax bool, sym Symbo
 		return decodeX86(code, addr, 32, intelSyntax, sym), nil
 	case elf.EM_AARCH64:
 		return decodeARM64(code, addr, sym), nil
+	case elf.EM_RISCV:
+		return decodeRISCV64(code, addr, sym), nil
+	case elf.EM_PPC64:
+		if bo == nil {
+			bo = binary.LittleEndian
+		}
+		return decodePPC64(code, addr, bo, sym), nil
+	case elf.EM_S390:
+		return decodeS390X(code, addr, sym), nil
 	}
 	return nil, &UnsupportedMachineError{Machine: m}
 }
@@ -123,4 +137,51 @@ func (t *textBuf) WriteString(s string) { t.buf = append(t.buf, s...) }
 func (t *textBuf) WriteByte(c byte) error {
 	t.buf = append(t.buf, c)
 	return nil
+}
+
+// safeFormat runs format, which writes one instruction's text to b, and
+// returns that text, or BadText if format panics: no input may take the
+// process down.
+func safeFormat(b *textBuf, format func()) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = BadText
+		}
+	}()
+	format()
+	return b.String()
+}
+
+// gnuOperands splits a decoder's GNU-syntax text into its mnemonic and
+// its comma-separated operands.
+func gnuOperands(text string) (mnem string, args []string) {
+	mnem, ops, _ := strings.Cut(text, " ")
+	if ops != "" {
+		args = strings.Split(ops, ",")
+	}
+	return mnem, args
+}
+
+// branchTarget is the operand a decoder printed for a branch target
+// (text) and the address it stands for.
+type branchTarget struct {
+	text string
+	addr uint64
+}
+
+// writeOperands writes args to b, separated by commas, the first one
+// that reads as t.text replaced by t's address and symbol, the objdump
+// way.
+func writeOperands(b *textBuf, args []string, t branchTarget, sym Symbolizer) {
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if t.text != "" && a == t.text {
+			target(b, t.addr, sym)
+			t.text = ""
+			continue
+		}
+		b.WriteString(a)
+	}
 }

@@ -32,6 +32,7 @@ func syms(addr uint64) (string, uint64, bool) {
 type decodeTest struct {
 	name  string
 	m     elf.Machine
+	bo    binary.ByteOrder // for PowerPC64; nil is little-endian
 	code  []byte
 	addr  uint64
 	intel bool
@@ -106,13 +107,35 @@ var decodeTests = []decodeTest{
 	{name: "arm64 system registers and fcmp", m: elf.EM_AARCH64,
 		code: le32(0xd53b4200, 0xd53be040, 0x1e202008),
 		want: []string{"mrs\tx0, nzcv", "mrs\tx0, cntvct_el0", "fcmp\ts0, #0.0"}},
+	{name: "riscv branch, lui and its address", m: elf.EM_RISCV, addr: 0x1000,
+		code: []byte{0xad, 0xcd, 0xb7, 0x16, 0xb7, 0x1d, 0x8e, 0x06, 0x93, 0x86, 0x06, 0x32},
+		want: []string{"beqz\ta1,0x107a", "lui\ta3,0x1db71", "sll\ta3,a3,0x3", "add\ta3,a3,800 # 0x1db71320"}},
+	{name: "riscv branch with symbol", m: elf.EM_RISCV, addr: 0x401000, sym: syms,
+		code: []byte{0xad, 0xcd}, want: []string{"beqz\ta1,40107a <foo+0x7a>"}},
+	{name: "riscv rounding modes", m: elf.EM_RISCV,
+		code: le32(0x02b50553, 0x02b57553, 0xd2050553, 0x0aa07043),
+		want: []string{"fadd.d\tfa0,fa0,fa1,rne", "fadd.d\tfa0,fa0,fa1", "fcvt.d.w\tfa0,a0", "fmadd.d\tft0,ft0,fa0,ft1"}},
+	{name: "riscv undecodable", m: elf.EM_RISCV,
+		code: []byte{0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0, 0, 0}, want: []string{"unimp", ".2byte\t0xffff", ".2byte\t0xffff", ".byte\t0x1f, 0x00, 0x00, 0x00, 0x00, 0x00"}},
+	{name: "ppc64le extended mnemonics", m: elf.EM_PPC64, addr: 0x1000,
+		code: le32(0x788507e0, 0x7887f842, 0x7c651b78, 0x48000001, 0x7c64209e, 0),
+		want: []string{"clrldi  r5,r4,63", "srdi    r7,r4,1", "mr      r5,r3", "bl      0x100c", "iseleq  r3,r4,r4", ".long 0x0"}},
+	{name: "ppc64 big-endian", m: elf.EM_PPC64, bo: binary.BigEndian, addr: 0x1000,
+		code: []byte{0x7c, 0x65, 0x1b, 0x78, 0x4b, 0xff, 0xff, 0xfd}, want: []string{"mr      r5,r3", "bl      0x1000"}},
+	{name: "ppc64 branch with symbol", m: elf.EM_PPC64, addr: 0x401ffc, sym: syms,
+		code: le32(0x48000005), want: []string{"bl      402000 <bar>"}},
+	{name: "s390x", m: elf.EM_S390, addr: 0x1000,
+		code: []byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55, 0xe3, 0xf0, 0xff, 0xe8, 0xff, 0x71, 0x07, 0x00},
+		want: []string{"j\t0x1010", "risbgz\t%r4,%r1,63,63,0", "lay\t%r15,-24(%r15)", "nopr"}},
+	{name: "s390x jump with symbol", m: elf.EM_S390, addr: 0x401000, sym: syms,
+		code: []byte{0xa7, 0xf4, 0x00, 0x08}, want: []string{"j\t401010 <foo+0x10>"}},
 	{name: "empty", m: elf.EM_X86_64, want: nil},
 }
 
 func TestDecode(t *testing.T) {
 	for _, tt := range decodeTests {
 		t.Run(tt.name, func(t *testing.T) {
-			insts, err := Decode(tt.m, tt.code, tt.addr, tt.intel, tt.sym)
+			insts, err := Decode(tt.m, tt.bo, tt.code, tt.addr, tt.intel, tt.sym)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,15 +176,16 @@ func checkCover(t testing.TB, insts []Inst, code []byte, addr uint64) {
 }
 
 func TestDecodeUnsupportedMachine(t *testing.T) {
-	_, err := Decode(elf.EM_RISCV, []byte{0x13, 0, 0, 0}, 0, false, nil)
+	_, err := Decode(elf.EM_MIPS, nil, []byte{0x13, 0, 0, 0}, 0, false, nil)
 	var ue *UnsupportedMachineError
-	if !errors.As(err, &ue) || ue.Machine != elf.EM_RISCV {
-		t.Fatalf("got %v, want *UnsupportedMachineError for EM_RISCV", err)
+	if !errors.As(err, &ue) || ue.Machine != elf.EM_MIPS {
+		t.Fatalf("got %v, want *UnsupportedMachineError for EM_MIPS", err)
 	}
 }
 
 // FuzzDecode decodes any bytes at any address. mode selects the machine
-// (mode%4: 0 and 1 x86-64, 2 AArch64, 3 386) and the syntax (bit 2: Intel).
+// (bits 0, 1 and 3: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
+// ppc64le, 10 big-endian ppc64, 11 s390x) and the syntax (bit 2: Intel).
 // Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
@@ -170,9 +194,21 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xc5, 0x7d, 0x6f, 0x15, 0x29, 0xd4, 0x04, 0x00}, uint64(0x15448f), uint8(1))
 	f.Add([]byte{0x04, 0x00, 0x00, 0x94, 0x00, 0x00, 0x00, 0x90, 0x01}, uint64(0x401000), uint8(2))
 	f.Add([]byte{0xf3, 0x0f, 0x1e}, uint64(7), uint8(3))
+	f.Add([]byte{0x13, 0x05, 0x05, 0x00, 0x01, 0x45, 0xb7, 0x06, 0x00, 0x80}, uint64(0x1000), uint8(8))
+	f.Add([]byte{0x78, 0x1b, 0x65, 0x7c, 0x01, 0x00, 0x00, 0x48, 0x00, 0x00, 0x00, 0x06}, uint64(0x1000), uint8(9))
+	f.Add([]byte{0x7c, 0x65, 0x1b, 0x78, 0x48, 0x00, 0x00, 0x01}, uint64(0x1000), uint8(10))
+	f.Add([]byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55}, uint64(0x1000), uint8(11))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
-		m := []elf.Machine{elf.EM_X86_64, elf.EM_X86_64, elf.EM_AARCH64, elf.EM_386}[mode%4]
-		insts, err := Decode(m, code, addr, mode&4 != 0, syms)
+		type target struct {
+			m  elf.Machine
+			bo binary.ByteOrder
+		}
+		targets := [...]target{
+			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
+			{elf.EM_RISCV, binary.LittleEndian}, {elf.EM_PPC64, binary.LittleEndian}, {elf.EM_PPC64, binary.BigEndian}, {elf.EM_S390, binary.BigEndian},
+		}
+		tg := targets[int(mode&3)|int(mode>>3&1)<<2]
+		insts, err := Decode(tg.m, tg.bo, code, addr, mode&4 != 0, syms)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +238,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(len(code)))
 			n := 0
 			for b.Loop() {
-				insts, _ := Decode(f.Machine, code, s.Addr, intel, es.lookup)
+				insts, _ := Decode(f.Machine, f.ByteOrder, code, s.Addr, intel, es.lookup)
 				n += len(insts)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insts/s")
@@ -238,18 +274,28 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 		}
 		t.Run(tt.name, func(t *testing.T) {
 			tool, arch := "objdump", "i386:x86-64"
+			var extra []string
 			switch tt.m {
 			case elf.EM_386:
 				arch = "i386"
 			case elf.EM_AARCH64:
-				tool, arch = testenv.Tool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu"), "aarch64"
+				tool, arch = crossObjdump("aarch64-linux-gnu")(t), "aarch64"
+			case elf.EM_RISCV:
+				tool, arch = crossObjdump("riscv64-linux-gnu")(t), "riscv:rv64"
+			case elf.EM_PPC64:
+				tool, arch, extra = crossObjdump("powerpc64le-linux-gnu")(t), "powerpc:common64", []string{"-EL"}
+				if tt.bo == binary.BigEndian {
+					extra = []string{"-EB"}
+				}
+			case elf.EM_S390:
+				tool, arch = crossObjdump("s390x-linux-gnu")(t), "s390:64-bit"
 			}
 			tool = testenv.Tool(t, tool, "binutils")
 			bin := filepath.Join(t.TempDir(), "code.bin")
 			if err := os.WriteFile(bin, tt.code, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"-D", "-b", "binary", "-m", arch, "--no-show-raw-insn", fmt.Sprintf("--adjust-vma=%#x", tt.addr)}
+			args := append([]string{"-D", "-b", "binary", "-m", arch, "--no-show-raw-insn", fmt.Sprintf("--adjust-vma=%#x", tt.addr)}, extra...)
 			if tt.intel {
 				args = append(args, "-M", "intel")
 			}
@@ -280,10 +326,12 @@ func TestDecodeRandomBytes(t *testing.T) {
 	for _, tt := range []struct {
 		m     elf.Machine
 		intel bool
+		bo    binary.ByteOrder
 	}{
 		{m: elf.EM_X86_64}, {m: elf.EM_X86_64, intel: true}, {m: elf.EM_386}, {m: elf.EM_AARCH64},
+		{m: elf.EM_RISCV}, {m: elf.EM_PPC64}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390},
 	} {
-		insts, err := Decode(tt.m, code, 0xffffffffff000000, tt.intel, syms)
+		insts, err := Decode(tt.m, tt.bo, code, 0xffffffffff000000, tt.intel, syms)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +343,7 @@ func TestDecodeRandomBytes(t *testing.T) {
 // the instructions that asked it.
 func TestDecodeSymbolizerPanics(t *testing.T) {
 	code := []byte{0x90, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3} // nop; call; ret
-	insts, err := Decode(elf.EM_X86_64, code, 0x1000, false, func(uint64) (string, uint64, bool) { panic("bad symbolizer") })
+	insts, err := Decode(elf.EM_X86_64, nil, code, 0x1000, false, func(uint64) (string, uint64, bool) { panic("bad symbolizer") })
 	if err != nil {
 		t.Fatal(err)
 	}

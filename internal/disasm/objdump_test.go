@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // objdumpInst is one instruction objdump printed.
@@ -90,8 +92,8 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 		if typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_NOTYPE && typ != elf.STT_GNU_IFUNC && typ != elf.STT_TLS {
 			continue
 		}
-		if strings.HasPrefix(s.Name, "$") || strings.HasPrefix(s.Name, ".L") {
-			continue // AArch64 mapping symbols and local labels
+		if elfrel.MarkerSymbol(f.Machine, s.Name) || strings.HasPrefix(s.Name, ".L") {
+			continue // mapping symbols and local labels
 		}
 		name := s.Name
 		if s.HasVersion && s.Version != "" && s.Library == "" {
@@ -270,7 +272,7 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 		cuts = append(cuts, hi)
 		for i := 0; i+1 < len(cuts); i++ {
 			code := data[cuts[i]-s.Addr : cuts[i+1]-s.Addr]
-			insts, err := Decode(f.Machine, code, cuts[i], intel, syms.lookup)
+			insts, err := Decode(f.Machine, f.ByteOrder, code, cuts[i], intel, syms.lookup)
 			if err != nil {
 				t.Fatal(err)
 			}

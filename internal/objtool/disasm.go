@@ -73,13 +73,19 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		if err := b.f.ReadAt(code, p.sec.Offset+(p.lo-p.sec.Addr)); err != nil {
 			return nil, err
 		}
-		insts, err := disasm.Decode(b.f.Machine, code, p.lo, intelSyntax, name)
+		insts, err := disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", file, err)
+			return nil, decodeErr(file, err)
 		}
 		out = appendWithLines(out, insts, idx)
 	}
 	return out, nil
+}
+
+// decodeErr is the error of disasm.Decode on file, whose only error is a
+// machine it has no decoder for: it says how to have objdump try.
+func decodeErr(file string, err error) error {
+	return fmt.Errorf("%s: %v; run with -objtool=binutils (or PPROF_OBJTOOL=binutils) to have objdump disassemble it", file, err)
 }
 
 // symbolNamer returns what disasm.Decode names jump and call targets

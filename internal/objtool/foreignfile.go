@@ -240,9 +240,9 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		if uint64(len(data)) <= hi-sec.addr {
 			return nil, fmt.Errorf("%s: section %s holds %d bytes, not the %d its header says", b.path, sec.name, len(data), sec.size)
 		}
-		insts, err := disasm.Decode(b.machine, data[lo-sec.addr:hi-sec.addr+1], lo, intelSyntax, name)
+		insts, err := disasm.Decode(b.machine, b.bo, data[lo-sec.addr:hi-sec.addr+1], lo, intelSyntax, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", b.path, err)
+			return nil, decodeErr(b.path, err)
 		}
 		out = appendWithLines(out, insts, idx)
 	}

@@ -170,9 +170,9 @@ func (t *Tool) disasmDump(df *dumpFile, start, end uint64, intelSyntax bool) ([]
 		if _, err := df.f.ReadAt(code, c.CodeOffset+int64(lo-c.Addr)); err != nil {
 			return nil, fmt.Errorf("%s: reading the code of %s: %v", df.path, c.Name, err)
 		}
-		insts, err := disasm.Decode(m, code, lo, intelSyntax, name)
+		insts, err := disasm.Decode(m, d.ByteOrder, code, lo, intelSyntax, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", df.path, err)
+			return nil, decodeErr(df.path, err)
 		}
 		for _, in := range insts {
 			f := df.frame(c, in.Addr)

@@ -1,0 +1,325 @@
+package disasm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/arch/riscv64/riscv64asm"
+)
+
+// decodeRISCV64 decodes RISC-V (RV64GC) code at addr. Instructions are
+// two bytes (compressed) or four; bytes that do not decode become one
+// instruction of the length their low bits announce, in objdump's
+// ".2byte"/".4byte" form.
+func decodeRISCV64(code []byte, addr uint64, sym Symbolizer) []Inst {
+	insts := make([]Inst, 0, len(code)/3+1)
+	var b textBuf
+	var hi riscvHi
+	for off := 0; off < len(code); {
+		pc := addr + uint64(off)
+		inst, ok := decodeOneRISCV64(code[off:])
+		if !ok {
+			n := min(riscvLen(code[off]), len(code)-off)
+			insts = append(insts, Inst{Addr: pc, Len: n, Text: badRISCV64(code[off : off+n])})
+			off += n
+			hi = riscvHi{} // objdump forgets what it knew about registers
+			continue
+		}
+		b.Reset()
+		text := safeFormat(&b, func() { formatRISCV64(&b, inst, pc, sym, &hi) })
+		insts = append(insts, Inst{Addr: pc, Len: inst.Len, Text: text})
+		off += inst.Len
+	}
+	return insts
+}
+
+// decodeOneRISCV64 decodes one instruction; ok is false for bytes that
+// do not decode (a decoder panic included).
+func decodeOneRISCV64(src []byte) (inst riscv64asm.Inst, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	inst, err := riscv64asm.Decode(src)
+	if err != nil || inst.Len <= 0 || inst.Len > len(src) {
+		return riscv64asm.Inst{}, false
+	}
+	return inst, true
+}
+
+// riscvLen returns the length of the instruction whose first byte is c,
+// as objdump reckons it: 2 for compressed ones, 4, 6 or 8 by the low
+// bits of the others, and 2 for the longer formats no one uses.
+func riscvLen(c byte) int {
+	switch {
+	case c&3 != 3:
+		return 2
+	case c&0x1f != 0x1f:
+		return 4
+	case c&0x3f == 0x1f:
+		return 6
+	case c&0x7f == 0x3f:
+		return 8
+	}
+	return 2
+}
+
+// badRISCV64 returns objdump's text for bytes that do not decode:
+// "unimp" for the all-zero halfword, which the ISA reserves as an
+// illegal instruction, ".2byte", ".4byte" or ".8byte" and the value, or
+// the bytes of a six-byte or cut-off instruction.
+func badRISCV64(b []byte) string {
+	var v uint64
+	switch len(b) {
+	case 2:
+		if v = uint64(binary.LittleEndian.Uint16(b)); v == 0 {
+			return "unimp"
+		}
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(b))
+	case 8:
+		v = binary.LittleEndian.Uint64(b)
+	default:
+		var t strings.Builder
+		t.WriteString(".byte\t")
+		for i, c := range b {
+			if i > 0 {
+				t.WriteString(", ")
+			}
+			fmt.Fprintf(&t, "0x%02x", c)
+		}
+		return t.String()
+	}
+	return "." + strconv.Itoa(len(b)) + "byte\t0x" + strconv.FormatUint(v, 16)
+}
+
+// riscvHi is what objdump knows of the registers a lui or auipc set: the
+// upper bits of an address that a following addi, load, store or jalr
+// completes, which objdump prints after the instruction ("# 1db71320
+// <bits+0x10>").
+type riscvHi struct {
+	val   [32]uint64
+	valid [32]bool
+}
+
+// riscvGPR and riscvFPR are the ABI names objdump prints for x0-x31 and
+// f0-f31.
+var (
+	riscvGPR = [32]string{"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1",
+		"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
+		"s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"}
+	riscvFPR = [32]string{"ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1",
+		"fa0", "fa1", "fa2", "fa3", "fa4", "fa5", "fa6", "fa7",
+		"fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"}
+)
+
+// riscvAlias maps a mnemonic of the decoder's GNU syntax to the one
+// objdump 2.40 prints: it shows an immediate form by its register form's
+// name ("add a3,a3,800" for addi).
+var riscvAlias = map[string]string{
+	"addi": "add", "andi": "and", "ori": "or", "xori": "xor",
+	"slli": "sll", "srli": "srl", "srai": "sra",
+	"addiw": "addw", "slliw": "sllw", "srliw": "srlw", "sraiw": "sraw",
+}
+
+// formatRISCV64 writes the objdump text of inst at pc to b: ABI register
+// names, branch and jump targets as absolute addresses with their
+// symbol, and the address a lui or auipc pair computes as a comment.
+func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, hi *riscvHi) {
+	text := riscv64asm.GNUSyntax(inst)
+	mnem, ops, _ := strings.Cut(text, " ")
+	// An alias without the immediate (mv, li, sext.w) gets no address
+	// comment, and leaves the register's upper bits for a later use.
+	immForm := mnem == "addi" || mnem == "addiw" || (inst.Op != riscv64asm.ADDI && inst.Op != riscv64asm.ADDIW)
+	if a, ok := riscvAlias[mnem]; ok {
+		mnem = a
+	}
+	b.WriteString(mnem)
+	if ops == "" {
+		hi.written(inst, pc)
+		return
+	}
+	if rm, ok := riscvRoundingMode(inst); ok {
+		ops += "," + rm
+	}
+	b.WriteByte('\t')
+	args := strings.Split(ops, ",")
+	rel, isRel := riscvBranchOffset(inst)
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if isRel && i == len(args)-1 {
+			target(b, pc+uint64(rel), sym)
+			continue
+		}
+		if u, ok := inst.Args[1].(riscv64asm.Uimm); ok && i == 1 && inst.Op == riscv64asm.LUI {
+			// The 20 bits of the immediate, also for a c.lui the
+			// decoder gives sign-extended.
+			b.WriteString("0x")
+			b.WriteString(strconv.FormatUint(uint64(u.Imm&0xfffff), 16))
+			continue
+		}
+		writeRISCVRegs(b, a)
+	}
+	if addr, ok := hi.address(inst, pc); ok && immForm {
+		b.WriteString(" # ")
+		target(b, addr, sym)
+	}
+	hi.written(inst, pc)
+}
+
+// riscvBranchOffset returns the PC-relative offset of a branch or jal.
+func riscvBranchOffset(inst riscv64asm.Inst) (int64, bool) {
+	switch inst.Op {
+	case riscv64asm.BEQ, riscv64asm.BNE, riscv64asm.BLT, riscv64asm.BGE, riscv64asm.BLTU, riscv64asm.BGEU,
+		riscv64asm.JAL, riscv64asm.C_BEQZ, riscv64asm.C_BNEZ, riscv64asm.C_J:
+	default:
+		return 0, false
+	}
+	for i := len(inst.Args) - 1; i >= 0; i-- {
+		if s, ok := inst.Args[i].(riscv64asm.Simm); ok {
+			return int64(s.Imm), true
+		}
+	}
+	return 0, false
+}
+
+// writeRISCVRegs writes the operand a with the decoder's register names
+// (x5, f10) replaced by their ABI names (t0, fa0).
+func writeRISCVRegs(b *textBuf, a string) {
+	for i := 0; i < len(a); {
+		c := a[i]
+		if (c == 'x' || c == 'f') && (i == 0 || !isWordByte(a[i-1])) {
+			j := i + 1
+			for j < len(a) && j < i+3 && a[j] >= '0' && a[j] <= '9' {
+				j++
+			}
+			if j > i+1 && (j == len(a) || !isWordByte(a[j])) {
+				n, _ := strconv.Atoi(a[i+1 : j])
+				if n < 32 {
+					if c == 'x' {
+						b.WriteString(riscvGPR[n])
+					} else {
+						b.WriteString(riscvFPR[n])
+					}
+					i = j
+					continue
+				}
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+}
+
+// isWordByte reports whether c can be part of a name or number.
+func isWordByte(c byte) bool {
+	return c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// riscvRM names the rounding modes of the rm field.
+var riscvRM = [8]string{"rne", "rtz", "rdn", "rup", "rmm", "", "", ""}
+
+// riscvRoundingMode returns the rounding mode objdump prints as the last
+// operand of a floating-point instruction whose rm field is not dyn (7),
+// the mode the decoder's syntax leaves out.
+func riscvRoundingMode(inst riscv64asm.Inst) (string, bool) {
+	if inst.Len != 4 {
+		return "", false
+	}
+	enc := inst.Enc
+	switch enc & 0x7f {
+	case 0x43, 0x47, 0x4b, 0x4f: // fmadd, fmsub, fnmsub, fnmadd
+	case 0x53:
+		switch enc >> 27 {
+		case 0x00, 0x01, 0x02, 0x03, 0x0b, 0x08, 0x18, 0x1a: // fadd fsub fmul fdiv fsqrt fcvt
+		default:
+			return "", false
+		}
+		// Conversions that are always exact have no rounding mode:
+		// fcvt.d.s, fcvt.d.w, fcvt.d.wu.
+		if f7, rs2 := enc>>25, enc>>20&0x1f; f7 == 0x21 || f7 == 0x69 && rs2 <= 1 {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	rm := riscvRM[enc>>12&7]
+	return rm, rm != ""
+}
+
+// address returns the address objdump prints after inst: the upper
+// bits a lui or auipc left in the base register plus inst's immediate,
+// or the immediate alone on x0 or tp.
+func (h *riscvHi) address(inst riscv64asm.Inst, pc uint64) (uint64, bool) {
+	var base riscv64asm.Reg
+	var imm int64
+	wide := false
+	switch inst.Op {
+	case riscv64asm.ADDI, riscv64asm.ADDIW:
+		rs, ok1 := inst.Args[1].(riscv64asm.Reg)
+		s, ok2 := inst.Args[2].(riscv64asm.Simm)
+		if !ok1 || !ok2 || rs == riscv64asm.X0 {
+			return 0, false
+		}
+		base, imm, wide = rs, int64(s.Imm), inst.Op == riscv64asm.ADDIW
+	case riscv64asm.JALR,
+		riscv64asm.LB, riscv64asm.LBU, riscv64asm.LH, riscv64asm.LHU, riscv64asm.LW, riscv64asm.LWU, riscv64asm.LD,
+		riscv64asm.SB, riscv64asm.SH, riscv64asm.SW, riscv64asm.SD,
+		riscv64asm.FLW, riscv64asm.FLD, riscv64asm.FSW, riscv64asm.FSD:
+		var ro riscv64asm.RegOffset
+		found := false
+		for _, a := range inst.Args {
+			if r, ok := a.(riscv64asm.RegOffset); ok {
+				ro, found = r, true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		base, imm = ro.OfsReg, int64(ro.Ofs.Imm)
+	default:
+		return 0, false
+	}
+	if base > riscv64asm.X31 {
+		return 0, false
+	}
+	var addr uint64
+	switch {
+	case h.valid[base]:
+		addr = h.val[base] + uint64(imm)
+		h.valid[base] = false
+	case base == riscv64asm.X0 || base == riscv64asm.X4:
+		addr = uint64(imm)
+	default:
+		return 0, false
+	}
+	if wide {
+		addr = uint64(int64(int32(addr)))
+	}
+	return addr, true
+}
+
+// written records what inst leaves in its destination register: the
+// upper bits a lui or auipc at pc sets.
+func (h *riscvHi) written(inst riscv64asm.Inst, pc uint64) {
+	rd, ok := inst.Args[0].(riscv64asm.Reg)
+	if !ok || rd > riscv64asm.X31 {
+		return
+	}
+	u, ok := inst.Args[1].(riscv64asm.Uimm)
+	if !ok {
+		return
+	}
+	v := uint64(int64(int32(u.Imm << 12)))
+	switch inst.Op {
+	case riscv64asm.LUI:
+		h.val[rd], h.valid[rd] = v, true
+	case riscv64asm.AUIPC:
+		h.val[rd], h.valid[rd] = pc+v, true
+	}
+}
