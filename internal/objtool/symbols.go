@@ -27,7 +27,8 @@ type symbol struct {
 // symbol table of the binary, else of its separate debug file, else the
 // dynamic symbols. Like nm, it lists the defined symbols other than
 // section and file symbols; unlike nm on a relocatable JIT object, it
-// gives their load addresses, not offsets in their sections.
+// gives their load addresses, not offsets in their sections, and leaves
+// out the symbols that have none or are the assembler's labels.
 func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 	b.symsOnce.Do(func() {
 		f, each := b.f, b.f.EachSymbol
@@ -68,6 +69,16 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 		}
 		if elfrel.MarkerSymbol(f.Machine, s.Name) {
 			return nil
+		}
+		if f.Type == elf.ET_REL && s.Section > 0 && s.Section < len(f.Sections) {
+			// In a relocatable object, symbols outside the loaded
+			// sections have no address, and the assembler's local
+			// labels (.LBB0_2, .Lfunc_end0), kept for the relocations
+			// of RISC-V and LoongArch, name no function: nm lists
+			// them, and they would cut functions short.
+			if f.Sections[s.Section].Flags&elf.SHF_ALLOC == 0 || strings.HasPrefix(s.Name, ".L") && s.Bind() == elf.STB_LOCAL {
+				return nil
+			}
 		}
 		all = append(all, entry{addr: f.SymbolAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
 		return nil

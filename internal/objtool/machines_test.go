@@ -1,0 +1,211 @@
+package objtool
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/jitsym/synth"
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestOtherMachineJITObjects runs the code views' questions on the JIT
+// objects (relocatable, sections at scattered load addresses) of the
+// other 64-bit machines LLVM JITs for: every function is listed, every
+// instruction of it carries its source line, and Disasm decodes at the
+// addresses, with the mnemonics, that the machine's GNU objdump prints
+// (big-endian ppc64 and s390x included).
+func TestOtherMachineJITObjects(t *testing.T) {
+	t.Parallel()
+	for _, m := range []struct {
+		triple, objdump string
+		flags           []string
+	}{
+		{triple: "riscv64-linux-gnu", objdump: "riscv64-linux-gnu"},
+		{triple: "powerpc64le-linux-gnu", objdump: "powerpc64le-linux-gnu"},
+		// ELFv2: under ELFv1, clang's default for big-endian, a
+		// function's symbol names its descriptor in .opd, not its code.
+		{triple: "powerpc64-linux-gnu", objdump: "powerpc64le-linux-gnu", flags: []string{"-mabi=elfv2"}},
+		{triple: "s390x-linux-gnu", objdump: "s390x-linux-gnu"},
+	} {
+		t.Run(m.triple, func(t *testing.T) {
+			clang := testenv.Tool(t, "clang-14", "clang-14")
+			objdump := testenv.Tool(t, m.objdump+"-objdump", "binutils-"+m.objdump)
+			dir := t.TempDir()
+			obj := filepath.Join(dir, "inline.o")
+			args := append([]string{"--target=" + m.triple, "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, "testdata/inline.c"}, m.flags...)
+			if err := synth.Compile(clang, args...); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 3}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(obj, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }})
+			defer tool.Close()
+			of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			syms, err := of.Symbols(regexp.MustCompile("."), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ef, err := elf.Open(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ef.Close()
+			inCode := func(addr uint64) bool {
+				for _, sec := range ef.Sections {
+					if sec.Flags&elf.SHF_EXECINSTR != 0 && sec.Addr <= addr && addr < sec.Addr+sec.Size {
+						return true
+					}
+				}
+				return false
+			}
+			names := map[string]bool{}
+			insts, lines := 0, 0
+			for _, s := range syms {
+				names[s.Name[0]] = true
+				if !inCode(s.Start) {
+					continue // data
+				}
+				got, err := tool.Disasm(obj, s.Start, s.End, false)
+				if err != nil {
+					t.Fatalf("Disasm(%s): %v", s.Name[0], err)
+				}
+				// objdump shows a run of zero words at the end as "...",
+				// where Disasm decodes each: the words of the traceback
+				// table after a PowerPC function.
+				want := map[uint64]string{}
+				for _, w := range objdumpMnemonics(t, objdump, obj, s.Start, s.End) {
+					want[w.addr] = w.mnem
+				}
+				matched := 0
+				for _, in := range got {
+					mnem := firstField(in.Text)
+					w, ok := want[in.Addr]
+					if !ok && in.Text == ".long 0x0" {
+						continue
+					}
+					if mnem != w {
+						t.Errorf("%s: %#x %q, objdump: %q", s.Name[0], in.Addr, in.Text, w)
+						break
+					}
+					matched++
+					if !strings.HasSuffix(in.File, "inline.c") || in.Function == "" {
+						t.Errorf("%s: %#x %s has no source: %q %s:%d", s.Name[0], in.Addr, in.Text, in.Function, in.File, in.Line)
+						break
+					}
+					if in.Line != 0 { // 0: code the compiler gives no line
+						lines++
+					}
+				}
+				if matched != len(want) {
+					t.Errorf("%s [%#x, %#x): %d instructions at objdump's addresses, objdump prints %d", s.Name[0], s.Start, s.End, matched, len(want))
+				}
+				insts += len(got)
+			}
+			if lines < insts*3/4 {
+				t.Errorf("%d of %d instructions have a line, want 3 in 4", lines, insts)
+			}
+			for _, fn := range []string{"main", "work", "sorted"} {
+				if !names[fn] {
+					t.Errorf("Symbols lists no %s: %v", fn, names)
+				}
+			}
+			t.Logf("%d symbols, %d instructions", len(syms), insts)
+		})
+	}
+}
+
+// TestNoDecoderForMachine: a LoongArch JIT object is symbolized in
+// process, but no decoder reads its code; Disasm says so, naming the
+// file, the machine and the way to have objdump try.
+func TestNoDecoderForMachine(t *testing.T) {
+	t.Parallel()
+	clang := testenv.Tool(t, "clang-19", "clang-19")
+	obj := filepath.Join(t.TempDir(), "inline.o")
+	if err := synth.Compile(clang, "--target=loongarch64-linux-gnu", "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, "testdata/inline.c"); err != nil {
+		t.Fatal(err)
+	}
+	tool := New(Options{})
+	defer tool.Close()
+	of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := of.Symbols(regexp.MustCompile("^main$"), 0)
+	if err != nil || len(syms) != 1 {
+		t.Fatalf("Symbols(main) = %v, %v; want one", syms, err)
+	}
+	frames, err := of.SourceLine(syms[0].Start)
+	if err != nil || len(frames) == 0 || frames[len(frames)-1].Func != "main" {
+		t.Errorf("SourceLine(main) = %v, %v", frames, err)
+	}
+	_, err = tool.Disasm(obj, syms[0].Start, syms[0].End, false)
+	if err == nil {
+		t.Fatal("Disasm of LoongArch code succeeded")
+	}
+	for _, want := range []string{obj, "EM_LOONGARCH", "-objtool=binutils"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Disasm error %q does not say %q", err, want)
+		}
+	}
+}
+
+// objdumpInst is an instruction's address and mnemonic as objdump prints
+// it.
+type objdumpInst struct {
+	addr uint64
+	mnem string
+}
+
+// objdumpMnemonics returns the instructions objdump prints for
+// [start, stop) of file.
+func objdumpMnemonics(t *testing.T, objdump, file string, start, stop uint64) []objdumpInst {
+	t.Helper()
+	out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", fmt.Sprintf("--start-address=%#x", start), fmt.Sprintf("--stop-address=%#x", stop), file).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", objdump, err)
+	}
+	var insts []objdumpInst
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		addr, text, ok := strings.Cut(sc.Text(), ":\t")
+		if !ok || !strings.HasPrefix(addr, " ") {
+			continue
+		}
+		a, err := strconv.ParseUint(strings.TrimSpace(addr), 16, 64)
+		if err != nil {
+			continue
+		}
+		insts = append(insts, objdumpInst{a, firstField(text)})
+	}
+	return insts
+}
+
+// firstField returns the mnemonic of an instruction's text: objdump
+// follows it with a tab (x86, RISC-V, s390x) or pads it with spaces
+// (PowerPC).
+func firstField(text string) string {
+	if f := strings.Fields(text); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
