@@ -26,12 +26,16 @@ func (s *Symbol) Type() elf.SymType { return elf.ST_TYPE(s.Info) }
 func (s *Symbol) Bind() elf.SymBind { return elf.ST_BIND(s.Info) }
 
 // MarkerSymbol reports whether a symbol named name in an object of machine
-// m marks something other than code or data, so that symbolizers skip
-// it: the mapping symbols of ARM ($a, $t, $d), AArch64 ($x, $d) and
-// RISC-V ($x, $d), which say where instructions and data begin, and the
-// labels a RISC-V assembler adds for label differences (".L0 ", or no
-// name before LLVM 17). These are the symbols LLVM's ELF reader flags
-// SF_FormatSpecific, and llvm-symbolizer leaves out.
+// m marks something other than a function or data, so that symbolizers
+// skip it: the mapping symbols of ARM ($a, $t, $d), AArch64 ($x, $d) and
+// RISC-V ($x, $d), which say where instructions and data begin, which
+// LLVM's ELF reader flags SF_FormatSpecific and llvm-symbolizer leaves
+// out; and the assembler's local labels (.LBB0_2, .Lpcrel_hi0, ".L0 ",
+// or unnamed before LLVM 17) that RISC-V and LoongArch objects keep
+// because linker relaxation makes their relocations name them.
+// llvm-symbolizer 14 names a frame after such a label (".LBB2_3" for the
+// loop of main), 19 names it nothing; the function holding it is the
+// name wanted.
 func MarkerSymbol(m elf.Machine, name string) bool {
 	switch m {
 	case elf.EM_ARM:
@@ -39,7 +43,9 @@ func MarkerSymbol(m elf.Machine, name string) bool {
 	case elf.EM_AARCH64:
 		return strings.HasPrefix(name, "$x") || strings.HasPrefix(name, "$d")
 	case elf.EM_RISCV:
-		return name == "" || name == ".L0 " || strings.HasPrefix(name, "$x") || strings.HasPrefix(name, "$d")
+		return name == "" || strings.HasPrefix(name, ".L") || strings.HasPrefix(name, "$x") || strings.HasPrefix(name, "$d")
+	case elf.EM_LOONGARCH:
+		return name == "" || strings.HasPrefix(name, ".L")
 	}
 	return false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -283,6 +284,98 @@ func TestDebugSectionAddresses(t *testing.T) {
 			sameAnswersLLVMBlind(t, s, orig, moved, codeAddresses(t, obj))
 		})
 	}
+}
+
+// TestAssemblerLabelsNameNoFrame compiles a loop for RISC-V, whose
+// objects keep the assembler's labels (.LBB0_3) in their symbol table for
+// linker relaxation. llvm-symbolizer (14 and 19) names the outermost frame
+// of an address after the label before it; GNU addr2line, which reads
+// DWARF's subprogram, names it main, as we do: a basic block's label is
+// not a function.
+func TestAssemblerLabelsNameNoFrame(t *testing.T) {
+	const src = `
+static unsigned t[64];
+static inline unsigned mix(unsigned x) { x ^= x >> 16; x *= 0x7feb352dU; return x ^ (x >> 15); }
+int main(int argc, char **argv) {
+  (void)argv;
+  for (int i = 0; i < 64; i++) t[i] = mix((unsigned)(i * argc));
+  return (int)t[argc & 63];
+}
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "loop.c"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(dir, "loop.o")
+	clang := testenv.Tool(t, "clang-14", "clang-14")
+	if err := synth.Compile(clang, "--target=riscv64-linux-gnu", "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, filepath.Join(dir, "loop.c")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(obj, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := codeAddresses(t, obj)
+	addrs = addrs[:len(addrs)-1] // the address after the code
+	gnu := gnuOutermost(t, testenv.Tool(t, "riscv64-linux-gnu-addr2line", "binutils-riscv64-linux-gnu"), obj, addrs)
+	labels := 0
+	for i, a := range addrs {
+		got, _ := s.SourceLine(a)
+		if len(got) == 0 || got[len(got)-1].Func != "main" || gnu[i] != "main" {
+			t.Errorf("%#x: got %v, GNU addr2line %q; want main outermost", a, fmtFrames(got), gnu[i])
+		}
+	}
+	for _, version := range []int{14, 19} {
+		for _, w := range llvmSymbolizeWith(t, version, obj, addrs) {
+			if len(w) > 0 && strings.HasPrefix(w[len(w)-1].Func, ".L") {
+				labels++
+			}
+		}
+	}
+	if labels == 0 {
+		t.Errorf("llvm-symbolizer named no frame after a label; this test documents that it does")
+	}
+	t.Logf("%d addresses; llvm-symbolizer 14 and 19 name %d of their frames after a label", len(addrs), labels)
+}
+
+// gnuOutermost returns the outermost function GNU addr2line (-f -i)
+// gives for each of addrs in obj.
+func gnuOutermost(t *testing.T, addr2line, obj string, addrs []uint64) []string {
+	t.Helper()
+	args := []string{"-a", "-f", "-i", "-e", obj}
+	for _, a := range addrs {
+		args = append(args, fmt.Sprintf("%#x", a))
+	}
+	out, err := exec.Command(addr2line, args...).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", addr2line, err)
+	}
+	var outer []string
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i := 0; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "0x") {
+			outer = append(outer, "")
+			continue
+		}
+		if len(outer) > 0 && i+1 < len(lines) {
+			outer[len(outer)-1] = lines[i] // function, then file:line
+			i++
+		}
+	}
+	if len(outer) != len(addrs) {
+		t.Fatalf("%s printed %d addresses, want %d", addr2line, len(outer), len(addrs))
+	}
+	return outer
 }
 
 // TestGCCAranges keeps the .debug_aranges GCC writes (LLVM writes none).

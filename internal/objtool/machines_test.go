@@ -82,6 +82,9 @@ func TestOtherMachineJITObjects(t *testing.T) {
 			insts, lines := 0, 0
 			for _, s := range syms {
 				names[s.Name[0]] = true
+				if strings.HasPrefix(s.Name[0], ".L") {
+					t.Errorf("Symbols lists the assembler's label %s", s.Name[0])
+				}
 				if !inCode(s.Start) {
 					continue // data
 				}

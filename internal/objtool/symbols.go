@@ -28,7 +28,9 @@ type symbol struct {
 // dynamic symbols. Like nm, it lists the defined symbols other than
 // section and file symbols; unlike nm on a relocatable JIT object, it
 // gives their load addresses, not offsets in their sections, and leaves
-// out the symbols that have none or are the assembler's labels.
+// out the symbols that have none. Marker symbols (elfrel.MarkerSymbol:
+// mapping symbols, the assembler labels RISC-V objects keep), which nm
+// lists, are left out too: they would cut functions short.
 func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 	b.symsOnce.Do(func() {
 		f, each := b.f, b.f.EachSymbol
@@ -70,15 +72,11 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 		if elfrel.MarkerSymbol(f.Machine, s.Name) {
 			return nil
 		}
-		if f.Type == elf.ET_REL && s.Section > 0 && s.Section < len(f.Sections) {
+		if f.Type == elf.ET_REL && s.Section > 0 && s.Section < len(f.Sections) && f.Sections[s.Section].Flags&elf.SHF_ALLOC == 0 {
 			// In a relocatable object, symbols outside the loaded
-			// sections have no address, and the assembler's local
-			// labels (.LBB0_2, .Lfunc_end0), kept for the relocations
-			// of RISC-V and LoongArch, name no function: nm lists
-			// them, and they would cut functions short.
-			if f.Sections[s.Section].Flags&elf.SHF_ALLOC == 0 || strings.HasPrefix(s.Name, ".L") && s.Bind() == elf.STB_LOCAL {
-				return nil
-			}
+			// sections (.Lline_table_start0 in .debug_line) have no
+			// address.
+			return nil
 		}
 		all = append(all, entry{addr: f.SymbolAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
 		return nil
