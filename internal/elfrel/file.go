@@ -15,7 +15,8 @@
 // [File.SymbolAddr] for the exact rule.
 //
 // Only ELFCLASS64 files (either byte order) are read, and relocatable
-// objects only for x86-64 and AArch64, whose relocations it applies;
+// objects only for the machines whose relocations it applies (see
+// [Relocatable]: x86-64, AArch64, PowerPC64, s390x, RISC-V, LoongArch);
 // others give an [*UnsupportedError]. Headers are validated before
 // anything is allocated from them, so allocation stays bounded by the file
 // size whatever counts the headers claim.

@@ -23,8 +23,9 @@ func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string,
 
 // checkImage checks with elfrel, the reader the mapping stage opens the
 // written NAME.elf with, that the size-byte image r is a relocatable ELF
-// object (ELFCLASS64, x86-64 or AArch64) in byte order order whose section
-// headers and contents lie within the image, and returns its sections
+// object (ELFCLASS64, of a machine elfrel.Relocatable accepts) in byte
+// order order whose section headers and contents lie within the image,
+// and returns its sections
 // without the null section 0, and its ident: the first named STT_FILE
 // symbol's base name, as the dump listener computes it, or "jit" (also
 // when the symbol table's names take more than maxIdentNames bytes). The

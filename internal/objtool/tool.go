@@ -4,9 +4,10 @@
 // binutils (nm, objdump, addr2line or llvm-symbolizer) as upstream pprof
 // does.
 //
-// It reads 64-bit ELF files for x86-64 and AArch64 (package elfrel):
-// executables (PIE or not), shared libraries, kernel images and the
-// relocatable JIT objects whose section headers carry load addresses.
+// It reads 64-bit ELF files (package elfrel): executables (PIE or not),
+// shared libraries and kernel images of any machine, and the relocatable
+// JIT objects, whose section headers carry load addresses, of the
+// machines whose relocations elfrel applies.
 // Each file is parsed once per [Tool], however many mappings and
 // profiles use it: its DWARF is indexed by package jitsym, whose frames
 // are those of llvm-symbolizer --inlining, inline frames included, and
