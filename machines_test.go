@@ -19,7 +19,8 @@ import (
 // scattered as a JIT loads them, in a -jit_dir, and a profile whose
 // samples fall in its functions, in an anonymous mapping as a JIT's code
 // is. -top names the functions, -disasm and -list show each with its own
-// samples, and the instructions are the machine's.
+// samples, the instructions are the machine's, and -disasm prints the
+// same bytes in every run.
 func TestOtherMachineJIT(t *testing.T) {
 	t.Parallel()
 	src, err := filepath.Abs("internal/objtool/testdata/inline.c")
@@ -75,6 +76,11 @@ func TestOtherMachineJIT(t *testing.T) {
 				// (pprof matches -disasm's regexp against names that
 				// begin with an address: no ^ anchor.)
 				dis := pprof("-disasm", fn)
+				for range 2 {
+					if again := pprof("-disasm", fn); again != dis {
+						t.Fatalf("-disasm %s printed something else in another run:\n%s\nfirst run:\n%s", fn, again, dis)
+					}
+				}
 				m2 := regexp.MustCompile(`(?m)^\s*(\d+)\s+\d+ \(flat, cum\)`).FindStringSubmatch(dis)
 				if m2 == nil || m2[1] != flat[1] {
 					t.Errorf("-disasm %s: flat %v, -top -noinlines says %s:\n%s", fn, m2, flat[1], dis)
