@@ -24,7 +24,6 @@ func decodeRISCV64(code []byte, addr uint64, sym Symbolizer) []Inst {
 			n := min(riscvLen(code[off]), len(code)-off)
 			insts = append(insts, Inst{Addr: pc, Len: n, Text: badRISCV64(code[off : off+n])})
 			off += n
-			hi = riscvHi{} // objdump forgets what it knew about registers
 			continue
 		}
 		b.Reset()
@@ -131,9 +130,16 @@ var riscvAlias = map[string]string{
 func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, hi *riscvHi) {
 	text := riscv64asm.GNUSyntax(inst)
 	mnem, ops, _ := strings.Cut(text, " ")
-	// An alias without the immediate (mv, li, sext.w) gets no address
-	// comment, and leaves the register's upper bits for a later use.
-	immForm := mnem == "addi" || mnem == "addiw" || (inst.Op != riscv64asm.ADDI && inst.Op != riscv64asm.ADDIW)
+	// An alias that does not show the immediate (mv, li, sext.w, jr,
+	// ret) gets no address comment, and leaves the register's upper bits
+	// for a later use.
+	immForm := true
+	switch inst.Op {
+	case riscv64asm.ADDI, riscv64asm.ADDIW:
+		immForm = mnem == "addi" || mnem == "addiw"
+	case riscv64asm.JALR:
+		immForm = strings.Contains(ops, "(")
+	}
 	if a, ok := riscvAlias[mnem]; ok {
 		mnem = a
 	}
@@ -165,9 +171,11 @@ func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, 
 		}
 		writeRISCVRegs(b, a)
 	}
-	if addr, ok := hi.address(inst, pc); ok && immForm {
-		b.WriteString(" # ")
-		target(b, addr, sym)
+	if immForm {
+		if addr, ok := hi.address(inst, pc); ok {
+			b.WriteString(" # ")
+			target(b, addr, sym)
+		}
 	}
 	hi.written(inst, pc)
 }
@@ -271,6 +279,9 @@ func (h *riscvHi) address(inst riscv64asm.Inst, pc uint64) (uint64, bool) {
 		riscv64asm.LB, riscv64asm.LBU, riscv64asm.LH, riscv64asm.LHU, riscv64asm.LW, riscv64asm.LWU, riscv64asm.LD,
 		riscv64asm.SB, riscv64asm.SH, riscv64asm.SW, riscv64asm.SD,
 		riscv64asm.FLW, riscv64asm.FLD, riscv64asm.FSW, riscv64asm.FSD:
+		if inst.Len != 4 {
+			return 0, false // objdump does not follow the compressed forms
+		}
 		var ro riscv64asm.RegOffset
 		found := false
 		for _, a := range inst.Args {
