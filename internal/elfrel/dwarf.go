@@ -102,6 +102,7 @@ type DebugLoader struct {
 	r         io.ReaderAt
 	byteOrder byteOrder
 	machine   elf.Machine
+	lay       layout                   // the sizes of the file's class's structures
 	names     []string                 // of the sections present, in header order
 	sections  map[string]*debugSection // by name
 }
@@ -143,7 +144,7 @@ type relocSection struct {
 // in such a section, and a PC-relative relocation's place, are offset by
 // where the section starts in the concatenation.
 func (f *File) DebugLoader() (*DebugLoader, error) {
-	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, sections: make(map[string]*debugSection)}
+	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, lay: f.lay, sections: make(map[string]*debugSection)}
 	type memberAt struct {
 		sec  *debugSection
 		k    int    // index in sec.members
@@ -213,9 +214,9 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 		if err := f.spend(&budget, rs); err != nil {
 			return nil, err
 		}
-		entSize := uint64(relaSize)
+		entSize := f.lay.rela
 		if rs.Type == elf.SHT_REL {
-			entSize = relSize
+			entSize = f.lay.rel
 		}
 		if rs.Entsize != entSize || rs.Size%entSize != 0 {
 			return nil, f.formatErr(rs.Name, -1, "entry size %d and size %d, want entries of %d bytes", rs.Entsize, rs.Size, entSize)
@@ -246,7 +247,7 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 // the concatenation of that section's name (base gives where the section
 // starts there), else [File.SymbolAddr].
 func (f *File) symbolAddrs(i int, base func(sec int) (uint64, bool)) ([]uint64, error) {
-	addrs := make([]uint64, 0, f.Sections[i].Size/symSize)
+	addrs := make([]uint64, 0, f.Sections[i].Size/f.lay.sym)
 	err := f.scanSymbols(i, false, func(k int, s *Symbol) error {
 		if b, ok := base(s.Section); ok {
 			addrs = append(addrs, b+s.Value)
@@ -296,10 +297,10 @@ func (l *DebugLoader) Section(name string) ([]byte, error) {
 	}
 	// Relocation entries are read a chunk at a time, in a buffer no larger
 	// than the largest relocation section (small objects are common).
-	bufSize := uint64(relaSize)
+	bufSize := l.lay.rela
 	for k := range ds.members {
 		for _, rs := range ds.members[k].relocs {
-			bufSize = max(bufSize, min(rs.size, relocChunk*relaSize))
+			bufSize = max(bufSize, min(rs.size, relocChunk*l.lay.rela))
 		}
 	}
 	var buf []byte
@@ -336,9 +337,9 @@ const relocChunk = 4096
 // applyRelocSection applies relocation section rs to t, reading it through
 // buf.
 func (l *DebugLoader) applyRelocSection(rs *relocSection, t relocTarget, buf []byte) error {
-	entSize := uint64(relaSize)
+	entSize := l.lay.rela
 	if rs.rel {
-		entSize = relSize
+		entSize = l.lay.rel
 	}
 	chunk := uint64(len(buf)) / entSize * entSize
 	for off := uint64(0); off < rs.size; off += chunk {
@@ -371,7 +372,7 @@ const maxInflate = 1032
 
 // contentSize returns the size of section s's contents as DWARF readers
 // see them: sh_size, or for a compressed section (SHF_COMPRESSED with an
-// Elf64_Chdr, or a GNU .zdebug_ section with a "ZLIB" header) the
+// Elf64_Chdr or Elf32_Chdr, or a GNU .zdebug_ section with a "ZLIB" header) the
 // decompressed size its header claims, with zoff the size of that header.
 // Only zlib compression is read; the claim is checked against what the
 // compressed bytes could hold.
@@ -388,7 +389,7 @@ func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
 	}
 	switch {
 	case s.Flags&elf.SHF_COMPRESSED != 0:
-		if err := read(chdrSize); err != nil {
+		if err := read(int(f.lay.chdr)); err != nil {
 			return 0, 0, err
 		}
 		switch t := elf.CompressionType(f.ByteOrder.Uint32(hdr[:])); t {
@@ -396,7 +397,13 @@ func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
 		default:
 			return 0, 0, &UnsupportedError{File: f.Name, Section: s.Name, Msg: fmt.Sprintf("SHF_COMPRESSED section with compression type %v (only COMPRESS_ZLIB is read)", t)}
 		}
-		size, zoff = f.ByteOrder.Uint64(hdr[8:]), chdrSize
+		// Elf64_Chdr: ch_type, ch_reserved, ch_size; Elf32_Chdr:
+		// ch_type, ch_size.
+		if f.lay.word == 4 {
+			size, zoff = uint64(f.ByteOrder.Uint32(hdr[4:])), f.lay.chdr
+		} else {
+			size, zoff = f.ByteOrder.Uint64(hdr[8:]), chdrSize
+		}
 	case strings.HasPrefix(s.Name, ".zdebug_"):
 		if err := read(12); err != nil {
 			return 0, 0, err

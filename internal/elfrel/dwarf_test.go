@@ -35,6 +35,8 @@ var compilers = []struct {
 	{name: "clang14-s390x", tool: "clang-14", pkg: "clang-14", args: []string{"--target=s390x-linux-gnu", "-gdwarf-4"}}, // debug/dwarf misreads big-endian DWARF 5 strings
 	{name: "clang19-riscv64", tool: "clang-19", pkg: "clang-19", args: []string{"--target=riscv64-linux-gnu", "-gdwarf-5"}},
 	{name: "clang19-loongarch64", tool: "clang-19", pkg: "clang-19", args: []string{"--target=loongarch64-linux-gnu", "-gdwarf-5"}},
+	{name: "gcc-m32", tool: "gcc", pkg: "gcc", args: []string{"-m32", "-gdwarf-4"}},
+	{name: "clang14-armv7-thumb", tool: "clang-14", pkg: "clang-14", args: []string{"--target=armv7-linux-gnueabihf", "-mthumb", "-gdwarf-4"}},
 }
 
 // compileScattered compiles cSource (at -O0, so that every function has
@@ -55,7 +57,11 @@ func compileScattered(t *testing.T, tool, pkg string, args []string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 7}); err != nil {
+	opt := synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 7}
+	if elf.Class(data[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		opt.Base, opt.Span = 0x10000000, 1<<28
+	}
+	if _, err := synth.Scatter(data, opt); err != nil {
 		t.Fatal(err)
 	}
 	return data

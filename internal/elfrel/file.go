@@ -14,10 +14,11 @@
 // package adds the section address of SHF_ALLOC sections; see
 // [File.SymbolAddr] for the exact rule.
 //
-// Only ELFCLASS64 files (either byte order) are read, and relocatable
-// objects only for the machines whose relocations it applies (see
-// [Relocatable]: x86-64, AArch64, PowerPC64, s390x, RISC-V, LoongArch);
-// others give an [*UnsupportedError]. Headers are validated before
+// ELFCLASS64 files (either byte order) are read, and ELFCLASS32
+// relocatable objects; relocatable objects only for the machines whose
+// relocations it applies (see [Relocatable]: x86-64, AArch64, PowerPC64,
+// s390x, RISC-V, LoongArch, 386, 32-bit ARM). Others give an
+// [*UnsupportedError]; package debug/elf reads 32-bit executables. Headers are validated before
 // anything is allocated from them, so allocation stays bounded by the file
 // size whatever counts the headers claim.
 package elfrel
@@ -47,11 +48,34 @@ const (
 	shnXindex = 0xffff
 )
 
+// A layout gives the sizes of the structures of one ELF class.
+type layout struct {
+	word             uint64 // bytes of an address, offset or size field: 4 or 8
+	ehdr, shdr, phdr uint64 // Elf*_Ehdr, Elf*_Shdr, Elf*_Phdr
+	chdr, sym        uint64 // Elf*_Chdr, Elf*_Sym
+	rela, rel        uint64 // Elf*_Rela, Elf*_Rel
+}
+
+var (
+	layout64 = layout{word: 8, ehdr: ehdrSize, shdr: shdrSize, phdr: phdrSize, chdr: chdrSize, sym: symSize, rela: relaSize, rel: relSize}
+	layout32 = layout{word: 4, ehdr: 52, shdr: 40, phdr: 32, chdr: 12, sym: 16, rela: 12, rel: 8}
+)
+
+// word reads the address, offset or size field at the start of b: four
+// bytes in an ELFCLASS32 file, eight in an ELFCLASS64 one.
+func (f *File) word(b []byte) uint64 {
+	if f.lay.word == 4 {
+		return uint64(f.ByteOrder.Uint32(b))
+	}
+	return f.ByteOrder.Uint64(b)
+}
+
 // A File is an open relocatable ELF object. Its methods read from the
 // underlying [io.ReaderAt] on demand; they may be called concurrently if
 // the ReaderAt allows it (an *os.File does).
 type File struct {
 	Name      string           // name used in errors
+	Class     elf.Class        // elf.ELFCLASS64, or elf.ELFCLASS32 for a relocatable object
 	ByteOrder binary.ByteOrder // byte order of the object
 	Type      elf.Type         // elf.ET_REL, elf.ET_EXEC or elf.ET_DYN
 	Machine   elf.Machine      // any for an executable or shared library; one that Relocatable accepts for ET_REL
@@ -62,6 +86,10 @@ type File struct {
 	// Sections lists the section headers in file order: Sections[i] is
 	// section header i, and Sections[0] is the null section.
 	Sections []Section
+
+	lay      layout // the sizes of Class's structures
+	shoff    uint64 // e_shoff
+	shstrndx int    // the section name table's index (0: none)
 
 	r      io.ReaderAt
 	size   int64
@@ -138,22 +166,26 @@ func (f *File) Close() error {
 func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	f := &File{Name: name, r: r, size: size}
 	f.fd, _ = r.(*os.File)
-	if size < ehdrSize {
-		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF64 header", size)
+	if size < elf.EI_NIDENT {
+		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF header", size)
 	}
 	var hdr [ehdrSize]byte
-	if _, err := r.ReadAt(hdr[:], 0); err != nil {
+	if _, err := r.ReadAt(hdr[:min(size, ehdrSize)], 0); err != nil {
 		return nil, &FormatError{File: name, Off: 0, Msg: "cannot read the ELF header", Err: err}
 	}
 	if !bytes.Equal(hdr[:4], []byte(elf.ELFMAG)) {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("bad magic number %q", hdr[:4]), Err: ErrNotELF}
 	}
-	switch elf.Class(hdr[elf.EI_CLASS]) {
+	switch f.Class = elf.Class(hdr[elf.EI_CLASS]); f.Class {
 	case elf.ELFCLASS64:
+		f.lay = layout64
 	case elf.ELFCLASS32:
-		return nil, &UnsupportedError{File: name, Msg: "ELFCLASS32 object"}
+		f.lay = layout32
 	default:
 		return nil, f.formatErr("", elf.EI_CLASS, "unknown ELF class %d", hdr[elf.EI_CLASS])
+	}
+	if uint64(size) < f.lay.ehdr {
+		return nil, f.formatErr("", 0, "file of %d bytes is too short for an ELF%d header", size, f.lay.word*8)
 	}
 	switch elf.Data(hdr[elf.EI_DATA]) {
 	case elf.ELFDATA2LSB:
@@ -177,63 +209,73 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		// Only a relocatable object needs its relocations understood.
 		return nil, &UnsupportedError{File: name, Msg: fmt.Sprintf("machine %v", f.Machine)}
 	}
+	if f.Class == elf.ELFCLASS32 && f.Type != elf.ET_REL {
+		// Package debug/elf reads these (see package objtool).
+		return nil, &UnsupportedError{File: name, Msg: "ELFCLASS32 executable or shared library"}
+	}
 	if v := bo.Uint32(hdr[20:]); v != uint32(elf.EV_CURRENT) {
 		return nil, f.formatErr("", 20, "unknown e_version %d", v)
 	}
-	if n := bo.Uint16(hdr[52:]); n != ehdrSize {
-		return nil, f.formatErr("", 52, "e_ehsize is %d, want %d", n, ehdrSize)
+	// The fields after e_entry, e_phoff and e_shoff: at 36 in ELF32, 48
+	// in ELF64.
+	w := f.lay.word
+	rest := 24 + 3*w
+	if n := uint64(bo.Uint16(hdr[rest+4:])); n != f.lay.ehdr {
+		return nil, f.formatErr("", int64(rest+4), "e_ehsize is %d, want %d", n, f.lay.ehdr)
 	}
 	if err := f.readProgs(hdr[:]); err != nil {
 		return nil, err
 	}
-	shoff := bo.Uint64(hdr[40:])
-	shentsize := bo.Uint16(hdr[58:])
-	shnum := uint64(bo.Uint16(hdr[60:]))
-	shstrndx := uint32(bo.Uint16(hdr[62:]))
+	shoff := f.word(hdr[24+2*w:])
+	shentsize := uint64(bo.Uint16(hdr[rest+10:]))
+	shnum := uint64(bo.Uint16(hdr[rest+12:]))
+	shstrndx := uint32(bo.Uint16(hdr[rest+14:]))
+	shdr := f.lay.shdr
 	if shoff == 0 {
 		if shnum != 0 {
-			return nil, f.formatErr("", 60, "e_shnum is %d but e_shoff is 0", shnum)
+			return nil, f.formatErr("", int64(rest+12), "e_shnum is %d but e_shoff is 0", shnum)
 		}
 		return f, nil // no sections at all
 	}
-	if shentsize != shdrSize {
-		return nil, f.formatErr("", 58, "e_shentsize is %d, want %d", shentsize, shdrSize)
+	if shentsize != shdr {
+		return nil, f.formatErr("", int64(rest+10), "e_shentsize is %d, want %d", shentsize, shdr)
 	}
-	if shoff > uint64(size) || uint64(size)-shoff < shdrSize {
-		return nil, f.formatErr("", 40, "section header table offset %#x is past the end of the file (%d bytes)", shoff, size)
+	if shoff > uint64(size) || uint64(size)-shoff < shdr {
+		return nil, f.formatErr("", int64(24+2*w), "section header table offset %#x is past the end of the file (%d bytes)", shoff, size)
 	}
-	var sh0 [shdrSize]byte
-	if _, err := r.ReadAt(sh0[:], int64(shoff)); err != nil {
+	sh0 := make([]byte, shdr)
+	if _, err := r.ReadAt(sh0, int64(shoff)); err != nil {
 		return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read section header 0", Err: err}
 	}
 	if shnum == 0 { // extended numbering: the count is in section 0's sh_size
-		shnum = bo.Uint64(sh0[32:])
+		shnum = f.word(sh0[8+3*w:])
 	}
 	if shstrndx == shnXindex { // extended numbering: the index is in section 0's sh_link
-		shstrndx = bo.Uint32(sh0[40:])
+		shstrndx = bo.Uint32(sh0[8+4*w:])
 	}
 	if shnum == 0 {
 		return nil, f.formatErr("", int64(shoff), "section header table has no entries")
 	}
-	if max := (uint64(size) - shoff) / shdrSize; shnum > max {
+	if max := (uint64(size) - shoff) / shdr; shnum > max {
 		return nil, f.formatErr("", int64(shoff), "%d section headers do not fit in the %d bytes after the table offset", shnum, uint64(size)-shoff)
 	}
 	if uint64(shstrndx) >= shnum {
-		return nil, f.formatErr("", 62, "section name table index %d out of range (%d sections)", shstrndx, shnum)
+		return nil, f.formatErr("", int64(rest+14), "section name table index %d out of range (%d sections)", shstrndx, shnum)
 	}
+	f.shoff, f.shstrndx = shoff, int(shstrndx)
 	// The table is read a chunk at a time (47,000 sections take 3 MB of
 	// headers); only the name offsets are kept until the names are read.
 	f.Sections = make([]Section, shnum)
 	nameOffs := make([]uint32, shnum)
-	buf := make([]byte, min(shnum, headerChunk)*shdrSize)
+	buf := make([]byte, min(shnum, headerChunk)*shdr)
 	for lo := uint64(0); lo < shnum; lo += headerChunk {
 		n := min(shnum-lo, headerChunk)
-		chunk := buf[:n*shdrSize]
-		if _, err := r.ReadAt(chunk, int64(shoff+lo*shdrSize)); err != nil {
+		chunk := buf[:n*shdr]
+		if _, err := r.ReadAt(chunk, int64(shoff+lo*shdr)); err != nil {
 			return nil, &FormatError{File: name, Off: int64(shoff), Msg: "cannot read the section header table", Err: err}
 		}
 		for k := range n {
-			b := chunk[k*shdrSize : (k+1)*shdrSize]
+			b := chunk[k*shdr : (k+1)*shdr]
 			nameOffs[lo+k] = f.ByteOrder.Uint32(b)
 			if err := f.parseSectionHeader(int(lo+k), b, int64(shoff)); err != nil {
 				return nil, err
@@ -242,6 +284,22 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	}
 	return f, f.nameSections(nameOffs, int(shstrndx), int64(shoff))
 }
+
+// SectionHeaderOffset returns the file offset of section header i.
+func (f *File) SectionHeaderOffset(i int) uint64 {
+	return f.shoff + uint64(i)*f.lay.shdr
+}
+
+// AddrField returns the offset of the sh_addr field in a section header
+// and its size: 16 and 8 in an ELFCLASS64 file, 12 and 4 in an
+// ELFCLASS32 one.
+func (f *File) AddrField() (off, size uint64) {
+	return 8 + f.lay.word, f.lay.word
+}
+
+// NameTable returns the index of the section name table, 0 if the file
+// has none.
+func (f *File) NameTable() int { return f.shstrndx }
 
 // RequireRel returns an *[UnsupportedError] unless f is a relocatable
 // object (ET_REL), as a JIT object dump is.
@@ -259,39 +317,41 @@ const maxProgs = 4096
 // readProgs reads and validates the program header table that the ELF
 // header hdr describes.
 func (f *File) readProgs(hdr []byte) error {
-	bo := f.ByteOrder
-	phoff := bo.Uint64(hdr[32:])
-	phentsize := bo.Uint16(hdr[54:])
-	phnum := uint64(bo.Uint16(hdr[56:]))
+	bo, w := f.ByteOrder, f.lay.word
+	phoff := f.word(hdr[24+w:])
+	phentsize := uint64(bo.Uint16(hdr[30+3*w:]))
+	phnum := uint64(bo.Uint16(hdr[32+3*w:]))
 	if phoff == 0 || phnum == 0 {
 		return nil
 	}
-	if phentsize != phdrSize {
-		return f.formatErr("", 54, "e_phentsize is %d, want %d", phentsize, phdrSize)
+	phdr := f.lay.phdr
+	if phentsize != phdr {
+		return f.formatErr("", int64(30+3*w), "e_phentsize is %d, want %d", phentsize, phdr)
 	}
 	if phnum == 0xffff || phnum > maxProgs {
 		return &UnsupportedError{File: f.Name, Msg: fmt.Sprintf("%d program headers", phnum)}
 	}
-	if phoff > uint64(f.size) || (uint64(f.size)-phoff)/phdrSize < phnum {
-		return f.formatErr("", 32, "%d program headers at offset %#x do not fit in the %d-byte file", phnum, phoff, f.size)
+	if phoff > uint64(f.size) || (uint64(f.size)-phoff)/phdr < phnum {
+		return f.formatErr("", int64(24+w), "%d program headers at offset %#x do not fit in the %d-byte file", phnum, phoff, f.size)
 	}
-	buf := make([]byte, phnum*phdrSize)
+	buf := make([]byte, phnum*phdr)
 	if _, err := f.r.ReadAt(buf, int64(phoff)); err != nil {
 		return &FormatError{File: f.Name, Off: int64(phoff), Msg: "cannot read the program header table", Err: err}
 	}
 	f.Progs = make([]elf.ProgHeader, phnum)
 	for i := range f.Progs {
-		b := buf[i*phdrSize:]
-		f.Progs[i] = elf.ProgHeader{
-			Type:   elf.ProgType(bo.Uint32(b)),
-			Flags:  elf.ProgFlag(bo.Uint32(b[4:])),
-			Off:    bo.Uint64(b[8:]),
-			Vaddr:  bo.Uint64(b[16:]),
-			Paddr:  bo.Uint64(b[24:]),
-			Filesz: bo.Uint64(b[32:]),
-			Memsz:  bo.Uint64(b[40:]),
-			Align:  bo.Uint64(b[48:]),
+		b := buf[uint64(i)*phdr:]
+		p := &f.Progs[i]
+		p.Type = elf.ProgType(bo.Uint32(b))
+		if w == 4 { // Elf32_Phdr: p_flags comes after p_memsz
+			p.Off, p.Vaddr, p.Paddr = f.word(b[4:]), f.word(b[8:]), f.word(b[12:])
+			p.Filesz, p.Memsz = f.word(b[16:]), f.word(b[20:])
+			p.Flags, p.Align = elf.ProgFlag(bo.Uint32(b[24:])), f.word(b[28:])
+			continue
 		}
+		p.Flags = elf.ProgFlag(bo.Uint32(b[4:]))
+		p.Off, p.Vaddr, p.Paddr = bo.Uint64(b[8:]), bo.Uint64(b[16:]), bo.Uint64(b[24:])
+		p.Filesz, p.Memsz, p.Align = bo.Uint64(b[32:]), bo.Uint64(b[40:]), bo.Uint64(b[48:])
 	}
 	return nil
 }
@@ -304,27 +364,31 @@ const minHoleCheck = 1 << 20
 const headerChunk = 1024
 
 // parseSectionHeader decodes and validates section header i from b, which
-// starts at file offset tableOff + i*shdrSize.
+// starts at file offset tableOff + i*(the header size).
 func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
-	bo := f.ByteOrder
+	bo, w := f.ByteOrder, f.lay.word
 	s := &f.Sections[i]
 	s.Type = elf.SectionType(bo.Uint32(b[4:]))
-	s.Flags = elf.SectionFlag(bo.Uint64(b[8:]))
-	s.Addr = bo.Uint64(b[16:])
-	s.Offset = bo.Uint64(b[24:])
-	s.Size = bo.Uint64(b[32:])
-	s.Link = bo.Uint32(b[40:])
-	s.Info = bo.Uint32(b[44:])
-	s.Addralign = bo.Uint64(b[48:])
-	s.Entsize = bo.Uint64(b[56:])
+	s.Flags = elf.SectionFlag(f.word(b[8:]))
+	s.Addr = f.word(b[8+w:])
+	s.Offset = f.word(b[8+2*w:])
+	s.Size = f.word(b[8+3*w:])
+	s.Link = bo.Uint32(b[8+4*w:])
+	s.Info = bo.Uint32(b[12+4*w:])
+	s.Addralign = f.word(b[16+4*w:])
+	s.Entsize = f.word(b[16+5*w:])
 	if i == 0 {
 		return nil // holds extended counts, not a section
 	}
-	off := tableOff + int64(i)*shdrSize
-	if f.Type == elf.ET_REL && s.Size > ^uint64(0)-s.Addr {
+	off := tableOff + int64(i)*int64(f.lay.shdr)
+	limit := ^uint64(0)
+	if w == 4 {
+		limit = 1<<32 - 1
+	}
+	if f.Type == elf.ET_REL && s.Size > limit-s.Addr {
 		// A JIT host's load address plus the size: no object can hold
 		// a range that wraps around the address space.
-		return f.formatErr("", off+16, "section %d: address %#x + size %#x wraps around the address space", i, s.Addr, s.Size)
+		return f.formatErr("", off+int64(8+w), "section %d: address %#x + size %#x wraps around the address space", i, s.Addr, s.Size)
 	}
 	if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL {
 		if s.Offset > uint64(f.size) || s.Size > uint64(f.size)-s.Offset {
@@ -358,7 +422,7 @@ func (f *File) nameSections(nameOffs []uint32, shstrndx int, tableOff int64) err
 	}
 	st := &f.Sections[shstrndx]
 	if st.Type != elf.SHT_STRTAB {
-		return f.formatErr("", tableOff+int64(shstrndx)*shdrSize, "section name table %d has type %v, want SHT_STRTAB", shstrndx, st.Type)
+		return f.formatErr("", tableOff+int64(shstrndx)*int64(f.lay.shdr), "section name table %d has type %v, want SHT_STRTAB", shstrndx, st.Type)
 	}
 	names, err := f.sectionString(shstrndx) // names below are substrings of it
 	if err != nil {
@@ -367,7 +431,7 @@ func (f *File) nameSections(nameOffs []uint32, shstrndx int, tableOff int64) err
 	for i := 1; i < len(f.Sections); i++ {
 		name, ok := cstring(names, nameOffs[i])
 		if !ok {
-			return f.formatErr("", tableOff+int64(i)*shdrSize, "section %d name offset %#x is outside the name table (%d bytes) or unterminated", i, nameOffs[i], len(names))
+			return f.formatErr("", tableOff+int64(i)*int64(f.lay.shdr), "section %d name offset %#x is outside the name table (%d bytes) or unterminated", i, nameOffs[i], len(names))
 		}
 		f.Sections[i].Name = name
 	}

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -127,11 +128,18 @@ func TestHeaderErrors(t *testing.T) {
 	}{
 		{name: "truncated", edit: func(b []byte) []byte { return b[:10] }, want: "too short"},
 		{name: "magic", edit: func(b []byte) []byte { b[1] = 'X'; return b }, want: "bad magic"},
-		{name: "class32", edit: func(b []byte) []byte { b[elf.EI_CLASS] = byte(elf.ELFCLASS32); return b }, unsupported: true, want: "ELFCLASS32"},
+		// An ELF64 header read as ELF32 puts e_shoff's high bytes where
+		// e_ehsize is.
+		{name: "class32", edit: func(b []byte) []byte { b[elf.EI_CLASS] = byte(elf.ELFCLASS32); return b }, want: "e_ehsize"},
+		{name: "class32 executable", edit: func(b []byte) []byte {
+			b[elf.EI_CLASS] = byte(elf.ELFCLASS32)
+			bo.PutUint16(b[16:], uint16(elf.ET_EXEC))
+			return b
+		}, unsupported: true, want: "ELFCLASS32 executable"},
 		{name: "class", edit: func(b []byte) []byte { b[elf.EI_CLASS] = 9; return b }, want: "unknown ELF class"},
 		{name: "data", edit: func(b []byte) []byte { b[elf.EI_DATA] = 9; return b }, want: "data encoding"},
 		{name: "ET_CORE", edit: func(b []byte) []byte { bo.PutUint16(b[16:], uint16(elf.ET_CORE)); return b }, unsupported: true, want: "ET_CORE"},
-		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_386)); return b }, unsupported: true, want: "EM_386"},
+		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_MIPS)); return b }, unsupported: true, want: "EM_MIPS"},
 		{name: "shentsize", edit: func(b []byte) []byte { bo.PutUint16(b[58:], 40); return b }, want: "e_shentsize"},
 		{name: "shoff past end", edit: func(b []byte) []byte { bo.PutUint64(b[40:], 1<<40); return b }, want: "past the end"},
 		{name: "shnum too large", edit: func(b []byte) []byte { bo.PutUint16(b[60:], 0xfeff); return b }, want: "do not fit"},
@@ -155,6 +163,74 @@ func TestHeaderErrors(t *testing.T) {
 			data := tt.edit(bytes.Clone(good))
 			_, err := NewFile(bytes.NewReader(data), int64(len(data)), "t.o")
 			checkErr(t, err, tt.unsupported, tt.want)
+		})
+	}
+}
+
+// TestELF32 reads a 32-bit relocatable object (GCC's, for 386; see
+// ../jitsym/testdata/gen.sh), and checks that the ELF32 layouts of the
+// headers, symbols and relocations are the ones validated.
+func TestELF32(t *testing.T) {
+	good, err := os.ReadFile("../jitsym/testdata/cold-gcc-m32-dwarf5.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newTestFile(t, good)
+	if f.Class != elf.ELFCLASS32 || f.Machine != elf.EM_386 || f.Type != elf.ET_REL {
+		t.Fatalf("class %v, machine %v, type %v", f.Class, f.Machine, f.Type)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, s := range syms {
+		names[s.Name] = true
+	}
+	if !names["maybe"] || !names["report"] {
+		t.Errorf("symbols %v lack maybe and report", names)
+	}
+	if _, err := f.DWARF(); err != nil {
+		t.Fatalf("DWARF: %v", err)
+	}
+	bo := binary.LittleEndian
+	shoff := uint64(bo.Uint32(good[32:]))
+	header := func(name string) uint64 {
+		i := f.Section(name)
+		if i < 0 {
+			t.Fatalf("no section %s", name)
+		}
+		return shoff + uint64(i)*40
+	}
+	tests := []struct {
+		name  string
+		edit  func(b []byte)
+		dwarf bool // the error comes from DWARF, not NewFile
+		want  string
+	}{
+		{name: "shentsize", edit: func(b []byte) { bo.PutUint16(b[46:], 64) }, want: "e_shentsize is 64, want 40"},
+		{name: "ehsize", edit: func(b []byte) { bo.PutUint16(b[40:], 64) }, want: "e_ehsize is 64, want 52"},
+		{name: "shoff past end", edit: func(b []byte) { bo.PutUint32(b[32:], 1<<30) }, want: "past the end"},
+		{name: "section past end", edit: func(b []byte) { bo.PutUint32(b[header(".symtab")+20:], 1<<30) }, want: "extend past the end"},
+		{name: "address wraps", edit: func(b []byte) {
+			h := header(".text.unlikely.maybe")
+			bo.PutUint32(b[h+12:], 0xffffffff)
+		}, want: "wraps around the address space"},
+		{name: "symbol entry size", dwarf: true, edit: func(b []byte) { bo.PutUint32(b[header(".symtab")+36:], 24) }, want: "want entries of 16 bytes"},
+		{name: "relocation entry size", dwarf: true, edit: func(b []byte) { bo.PutUint32(b[header(".rel.debug_info")+36:], 16) }, want: "want entries of 8 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := bytes.Clone(good)
+			tt.edit(data)
+			f, err := NewFile(bytes.NewReader(data), int64(len(data)), "t.o")
+			if tt.dwarf {
+				if err != nil {
+					t.Fatalf("NewFile: %v", err)
+				}
+				_, err = f.DWARF()
+			}
+			checkErr(t, err, false, tt.want)
 		})
 	}
 }

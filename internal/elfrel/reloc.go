@@ -139,6 +139,24 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 		case rRISCVSubULEB128:
 			return howto{kind: relocSubULEB}, true
 		}
+	case elf.EM_386:
+		switch elf.R_386(t) {
+		case elf.R_386_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_386_32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_386_PC32:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		}
+	case elf.EM_ARM:
+		switch elf.R_ARM(t) {
+		case elf.R_ARM_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_ARM_ABS32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_ARM_REL32:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		}
 	case elf.EM_LOONGARCH:
 		switch elf.R_LARCH(t) {
 		case elf.R_LARCH_NONE:
@@ -191,7 +209,7 @@ const (
 // can be read: whether their debug sections' relocations are understood.
 func Relocatable(m elf.Machine) bool {
 	switch m {
-	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH:
+	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH, elf.EM_386, elf.EM_ARM:
 		return true
 	}
 	return false
@@ -218,6 +236,10 @@ func relocName(m elf.Machine, t uint32) string {
 		return elf.R_RISCV(t).String()
 	case elf.EM_LOONGARCH:
 		return elf.R_LARCH(t).String()
+	case elf.EM_386:
+		return elf.R_386(t).String()
+	case elf.EM_ARM:
+		return elf.R_ARM(t).String()
 	}
 	return fmt.Sprintf("type %d", t)
 }
@@ -234,16 +256,24 @@ type relocTarget struct {
 // applyRelocs applies the entries in data, which start at byte base of
 // relocation section rs, to t.
 func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t relocTarget) error {
-	entSize := uint64(relaSize)
+	entSize := l.lay.rela
 	if rs.rel {
-		entSize = relSize
+		entSize = l.lay.rel
 	}
-	bo, symAddrs := l.byteOrder, rs.symAddrs
+	bo, symAddrs, w := l.byteOrder, rs.symAddrs, l.lay.word
 	for k := uint64(0); k+entSize <= uint64(len(data)); k += entSize {
 		e, off := data[k:], base+k
-		where := bo.Uint64(e)
-		info := bo.Uint64(e[8:])
-		symIdx, typ := info>>32, uint32(info)
+		var where, symIdx uint64
+		var typ uint32
+		if w == 4 { // Elf32_Rel(a): r_info holds the symbol above an 8-bit type
+			where = uint64(bo.Uint32(e))
+			info := bo.Uint32(e[4:])
+			symIdx, typ = uint64(info>>8), info&0xff
+		} else {
+			where = bo.Uint64(e)
+			info := bo.Uint64(e[8:])
+			symIdx, typ = info>>32, uint32(info)
+		}
 		h, ok := howtoFor(l.machine, typ)
 		if !ok {
 			return &UnsupportedError{File: l.file, Section: rs.name, Msg: fmt.Sprintf("relocation %s at entry offset %#x", relocName(l.machine, typ), off)}
@@ -266,6 +296,8 @@ func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t 
 		loc := t.dst[where : where+width]
 		var addend uint64
 		switch {
+		case !rs.rel && w == 4:
+			addend = uint64(int64(int32(bo.Uint32(e[8:]))))
 		case !rs.rel:
 			addend = bo.Uint64(e[16:])
 		case h.inPlace():

@@ -125,7 +125,7 @@ func (f *File) decodeSymbols(i int) ([]Symbol, error) {
 	var syms []Symbol
 	err := f.scanSymbols(i, true, func(k int, s *Symbol) error {
 		if syms == nil {
-			syms = make([]Symbol, f.Sections[i].Size/symSize) // validated by scanSymbols
+			syms = make([]Symbol, f.Sections[i].Size/f.lay.sym) // validated by scanSymbols
 		}
 		syms[k] = *s
 		return nil
@@ -150,8 +150,9 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 	if st.Type != elf.SHT_SYMTAB && st.Type != elf.SHT_DYNSYM {
 		return f.formatErr(st.Name, -1, "section %d has type %v, want SHT_SYMTAB", i, st.Type)
 	}
-	if st.Entsize != symSize || st.Size%symSize != 0 {
-		return f.formatErr(st.Name, -1, "symbol table entry size %d and size %d, want entries of %d bytes", st.Entsize, st.Size, symSize)
+	entSize := f.lay.sym
+	if st.Entsize != entSize || st.Size%entSize != 0 {
+		return f.formatErr(st.Name, -1, "symbol table entry size %d and size %d, want entries of %d bytes", st.Entsize, st.Size, entSize)
 	}
 	strs := &f.Sections[st.Link]
 	if strs.Type != elf.SHT_STRTAB {
@@ -164,27 +165,34 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 			return err
 		}
 	}
-	n := int(st.Size / symSize)
+	n := int(st.Size / entSize)
 	var xindex []byte // SHT_SYMTAB_SHNDX contents, read when first needed
-	buf := make([]byte, min(n, symbolChunk)*symSize)
+	size := int(entSize)
+	buf := make([]byte, min(n, symbolChunk)*size)
 	bo := f.ByteOrder
+	// Elf64_Sym: name, info, other, shndx, value, size; Elf32_Sym: name,
+	// value, size, info, other, shndx.
+	info, value, shndxAt := 4, 8, 6
+	if f.lay.word == 4 {
+		info, value, shndxAt = 12, 4, 14
+	}
 	var s Symbol
 	for lo := 0; lo < n; lo += symbolChunk {
-		chunk := buf[:min(n-lo, symbolChunk)*symSize]
-		if _, err := f.r.ReadAt(chunk, int64(st.Offset)+int64(lo)*symSize); err != nil {
-			return &FormatError{File: f.Name, Section: st.Name, Off: int64(lo) * symSize, Msg: "cannot read symbols", Err: err}
+		chunk := buf[:min(n-lo, symbolChunk)*size]
+		if _, err := f.r.ReadAt(chunk, int64(st.Offset)+int64(lo*size)); err != nil {
+			return &FormatError{File: f.Name, Section: st.Name, Off: int64(lo * size), Msg: "cannot read symbols", Err: err}
 		}
-		for j := 0; j < len(chunk); j += symSize {
-			k, b := lo+j/symSize, chunk[j:j+symSize]
-			s = Symbol{Info: b[4], Other: b[5], Value: bo.Uint64(b[8:]), Size: bo.Uint64(b[16:])}
+		for j := 0; j < len(chunk); j += size {
+			k, b := lo+j/size, chunk[j:j+size]
+			s = Symbol{Info: b[info], Other: b[info+1], Value: f.word(b[value:]), Size: f.word(b[value+int(f.lay.word):])}
 			if nameOff := bo.Uint32(b); nameOff != 0 && names {
 				name, ok := cstring(strtab, nameOff)
 				if !ok {
-					return f.formatErr(st.Name, int64(k*symSize), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(strtab))
+					return f.formatErr(st.Name, int64(k*size), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(strtab))
 				}
 				s.Name = name
 			}
-			shndx := uint32(bo.Uint16(b[6:]))
+			shndx := uint32(bo.Uint16(b[shndxAt:]))
 			s.Shndx = elf.SectionIndex(shndx)
 			switch {
 			case shndx == shnXindex:
@@ -196,12 +204,12 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 				}
 				shndx = bo.Uint32(xindex[k*4:])
 				if shndx == 0 || shndx >= uint32(len(f.Sections)) {
-					return f.formatErr(st.Name, int64(k*symSize), "symbol %d extended section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+					return f.formatErr(st.Name, int64(k*size), "symbol %d extended section index %d out of range (%d sections)", k, shndx, len(f.Sections))
 				}
 			case shndx >= uint32(elf.SHN_LORESERVE):
 				shndx = 0 // SHN_ABS, SHN_COMMON and other reserved indexes
 			case shndx >= uint32(len(f.Sections)):
-				return f.formatErr(st.Name, int64(k*symSize), "symbol %d section index %d out of range (%d sections)", k, shndx, len(f.Sections))
+				return f.formatErr(st.Name, int64(k*size), "symbol %d section index %d out of range (%d sections)", k, shndx, len(f.Sections))
 			}
 			s.Section = int(shndx)
 			if err := fn(k, &s); err != nil {
@@ -226,6 +234,17 @@ func (f *File) xindexFor(symtab, n int) ([]byte, error) {
 		return f.SectionData(i)
 	}
 	return nil, f.formatErr(f.Sections[symtab].Name, -1, "a symbol uses SHN_XINDEX but there is no SHT_SYMTAB_SHNDX section")
+}
+
+// CodeAddr returns where the function or data symbol s starts:
+// [File.SymbolAddr] without the Thumb bit that an ARM function's value
+// carries (as LLVM's ELF reader gives it, and objdump).
+func (f *File) CodeAddr(s *Symbol) uint64 {
+	a := f.SymbolAddr(s)
+	if f.Machine == elf.EM_ARM && s.Type() == elf.STT_FUNC {
+		a &^= 1
+	}
+	return a
 }
 
 // SymbolAddr returns the address a relocation against s resolves to, S

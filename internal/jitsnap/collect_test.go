@@ -53,7 +53,7 @@ func TestCollectSkips(t *testing.T) {
 		want    string                       // in the skip reason
 	}{
 		{name: "truncated ELF", bad: testObject(0x7f0000002000)[:100], want: "past the end of the file (100 bytes)"},
-		{name: "shorter than a header", bad: []byte("\x7fELF"), want: "too short for an ELF64 header"},
+		{name: "shorter than a header", bad: []byte("\x7fELF"), want: "too short for an ELF header"},
 		{name: "not ELF", bad: []byte(strings.Repeat("not an object ", 10)), want: "bad magic number \"not \" at offset 0x0: not an ELF file"},
 		{name: "ET_EXEC", bad: buildELF(elf.ET_EXEC, "x.c", textAt(".text", 0x401000)), want: "type ET_EXEC, want ET_REL"},
 		{name: "ET_DYN", bad: buildELF(elf.ET_DYN, "x.c", textAt(".text", 0x1000)), want: "type ET_DYN, want ET_REL"},

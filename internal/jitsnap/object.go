@@ -33,6 +33,12 @@ func checkObject(data []byte, order binary.ByteOrder) ([]elfrel.Section, string,
 // object "symfile".
 func checkImage(r io.ReaderAt, size int64, order binary.ByteOrder) ([]elfrel.Section, string, error) {
 	const name = "symfile"
+	// The process is 64-bit: a 32-bit object, which elfrel would read, is
+	// not one its JIT registered.
+	var head [elf.EI_NIDENT]byte
+	if n, _ := r.ReadAt(head[:], 0); n == len(head) && bytes.Equal(head[:4], []byte(elf.ELFMAG)) && elf.Class(head[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		return nil, "", &elfrel.UnsupportedError{File: name, Msg: "ELFCLASS32 object"}
+	}
 	f, err := elfrel.NewFile(r, size, name)
 	if err != nil {
 		return nil, "", err

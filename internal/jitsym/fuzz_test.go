@@ -103,7 +103,11 @@ func TestFuzzCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 24, Seed: 1}); err != nil {
+		opt := synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 24, Seed: 1}
+		if elf.Class(data[elf.EI_CLASS]) == elf.ELFCLASS32 {
+			opt.Base = 0x10000000
+		}
+		if _, err := synth.Scatter(data, opt); err != nil {
 			t.Fatal(err)
 		}
 		want := []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data))

@@ -196,11 +196,12 @@ func (f *fakeObjTool) Disasm(file string, start, end uint64, intelSyntax bool) (
 func TestFallbackOnlyForUnreadable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	// A 32-bit relocatable object: its DWARF would need relocating.
-	rel := filepath.Join(dir, "rel32.o")
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	if b, err := exec.Command(gcc, "-m32", "-g", "-c", "-o", rel, "testdata/inline.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc -m32 -c: %v\n%s", err, b)
+	// A MIPS relocatable object: its DWARF would need relocations that
+	// package elfrel does not apply.
+	rel := filepath.Join(dir, "mips.o")
+	clang := testenv.Tool(t, "clang-14", "clang-14")
+	if b, err := exec.Command(clang, "--target=mips-linux-gnu", "-g", "-c", "-o", rel, "testdata/inline.c").CombinedOutput(); err != nil {
+		t.Fatalf("clang --target=mips-linux-gnu -c: %v\n%s", err, b)
 	}
 	// A Mach-O file cut short.
 	data, err := os.ReadFile("testdata/foreign/macho-x86.o")
@@ -224,7 +225,7 @@ func TestFallbackOnlyForUnreadable(t *testing.T) {
 		t.Errorf("fallback opened %q, want %q", fb.opened, want)
 	}
 	want := []string{
-		rel + ": a relocatable ELF file of a kind (ELFCLASS32 object); using binutils for it",
+		rel + ": a relocatable ELF file of a kind (machine EM_MIPS); using binutils for it",
 		cut + ": a Mach-O file that could not be read (error parsing " + cut + ": ",
 	}
 	if len(warnings) != len(want) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -54,7 +55,6 @@ func Scatter(obj []byte, opt ScatterOptions) ([]Placement, error) {
 		meanHole = (opt.Span - total) / n
 	}
 	addr := alignUp(opt.Base, page)
-	shoff := f.ByteOrder.Uint64(obj[40:]) // NewFile validated the table
 	for k := range ps {
 		p := &ps[k]
 		align := max(f.Sections[p.Index].Addralign, 16)
@@ -62,7 +62,12 @@ func Scatter(obj []byte, opt ScatterOptions) ([]Placement, error) {
 			return nil, fmt.Errorf("section %s: alignment %d is not a power of two", p.Name, align)
 		}
 		p.Addr = alignUp(addr, align)
-		f.ByteOrder.PutUint64(obj[shoff+uint64(p.Index)*64+16:], p.Addr)
+		if f.Class == elf.ELFCLASS32 && p.Addr+p.Size > 1<<32 {
+			return nil, fmt.Errorf("section %s at %#x does not fit a 32-bit address space", p.Name, p.Addr)
+		}
+		if err := setAddr(obj, f, p.Index, p.Addr); err != nil {
+			return nil, err
+		}
 		addr = p.Addr + p.Size
 		if meanHole > 0 {
 			addr += rng.Uint64N(2 * meanHole)
@@ -79,12 +84,29 @@ func SetAddr(obj []byte, pick func(s elfrel.Section) (uint64, bool)) error {
 	if err != nil {
 		return err
 	}
-	shoff := f.ByteOrder.Uint64(obj[40:])
 	for i, s := range f.Sections {
 		if a, ok := pick(s); ok && i > 0 {
-			f.ByteOrder.PutUint64(obj[shoff+uint64(i)*64+16:], a)
+			if err := setAddr(obj, f, i, a); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// setAddr writes addr into the sh_addr of section i of obj, read as f;
+// a 32-bit object cannot hold an address of 4 GiB or more.
+func setAddr(obj []byte, f *elfrel.File, i int, addr uint64) error {
+	off, size := f.AddrField()
+	at := f.SectionHeaderOffset(i) + off
+	if size == 4 {
+		if addr > math.MaxUint32 {
+			return fmt.Errorf("section %d: address %#x does not fit a 32-bit object", i, addr)
+		}
+		f.ByteOrder.PutUint32(obj[at:], uint32(addr))
+		return nil
+	}
+	f.ByteOrder.PutUint64(obj[at:], addr)
 	return nil
 }
 
@@ -101,11 +123,7 @@ func HideSection(obj []byte, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	shoff := f.ByteOrder.Uint64(obj[40:])
-	strndx := int(f.ByteOrder.Uint16(obj[62:]))
-	if strndx == 0xffff {
-		strndx = int(f.ByteOrder.Uint32(obj[shoff+40:]))
-	}
+	strndx := f.NameTable()
 	if strndx == 0 {
 		return false, nil
 	}
@@ -115,7 +133,7 @@ func HideSection(obj []byte, name string) (bool, error) {
 		if i == 0 || s.Name != name || len(name) < 2 || !strings.HasPrefix(name, ".") {
 			continue
 		}
-		off := tab.Offset + uint64(f.ByteOrder.Uint32(obj[shoff+uint64(i)*64:]))
+		off := tab.Offset + uint64(f.ByteOrder.Uint32(obj[f.SectionHeaderOffset(i):]))
 		obj[off+1] = 'X'
 		found = true
 	}
