@@ -36,6 +36,7 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "powerpc64le-linux-gnu", insn: "cmpwi"},
 		{triple: "powerpc64-linux-gnu", flags: []string{"-mabi=elfv2"}, insn: "cmpwi"},
 		{triple: "s390x-linux-gnu", insn: "l"},
+		{triple: "i386-linux-gnu", insn: "push"}, // 32-bit
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			t.Parallel()
@@ -54,7 +55,11 @@ func TestOtherMachineJIT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 5}); err != nil {
+			base := uint64(0x7f0000000000)
+			if strings.HasPrefix(m.triple, "i386") {
+				base = 0x10000000
+			}
+			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: base, Span: 1 << 28, Seed: 5}); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(obj, data, 0o644); err != nil {
@@ -62,7 +67,7 @@ func TestOtherMachineJIT(t *testing.T) {
 			}
 			// 3 samples at every fourth byte of work, 1 of sorted, 2
 			// of main.
-			prof := writeFunctionProfile(t, obj, filepath.Join(dir, "cpu.pb.gz"), map[string]int64{"work": 3, "sorted": 1, "main": 2})
+			prof := writeFunctionProfile(t, obj, filepath.Join(dir, "cpu.pb.gz"), base, map[string]int64{"work": 3, "sorted": 1, "main": 2})
 			pprof := func(args ...string) string {
 				t.Helper()
 				return string(runPProf(t, dir, nil, append(append([]string{"-jit_dir", jitDir}, args...), prof)...).stdout)
@@ -104,8 +109,8 @@ func TestOtherMachineJIT(t *testing.T) {
 // writeFunctionProfile writes to path a CPU profile of the JIT object obj:
 // for each function named in weights, a sample of that weight at every
 // fourth byte of its code, each at its own location in one anonymous
-// mapping over the object's code.
-func writeFunctionProfile(t *testing.T, obj, path string, weights map[string]int64) string {
+// mapping of 1 GiB from base, over the object's code.
+func writeFunctionProfile(t *testing.T, obj, path string, base uint64, weights map[string]int64) string {
 	t.Helper()
 	f, err := elfrel.Open(obj)
 	if err != nil {
@@ -116,7 +121,7 @@ func writeFunctionProfile(t *testing.T, obj, path string, weights map[string]int
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &profile.Mapping{ID: 1, Start: 0x7f0000000000, Limit: 0x7f0000000000 + 2<<30}
+	m := &profile.Mapping{ID: 1, Start: base, Limit: base + 1<<30}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
@@ -129,7 +134,7 @@ func writeFunctionProfile(t *testing.T, obj, path string, weights map[string]int
 		if !ok || s.Type() != elf.STT_FUNC {
 			continue
 		}
-		start := f.SymbolAddr(s)
+		start := f.CodeAddr(s)
 		for a := start; a < start+s.Size; a += 4 {
 			l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Address: a}
 			p.Location = append(p.Location, l)

@@ -65,7 +65,7 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		if elfrel.MarkerSymbol(f.Machine, sym.Name) {
 			return nil
 		}
-		c := cand{addr: f.SymbolAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
+		c := cand{addr: f.CodeAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
 		c.end = c.addr + c.size
 		if c.size == 0 {
 			if f.Type == elf.ET_REL {

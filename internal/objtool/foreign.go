@@ -330,7 +330,7 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 	}
 	if f.Type == elf.ET_REL {
 		// Its DWARF would need relocating, which only elfrel does, for
-		// the 64-bit objects of the machines elfrel.Relocatable accepts.
+		// the objects of the machines elfrel.Relocatable accepts.
 		f.Close()
 		return nil, errNotForeign
 	}
@@ -388,6 +388,9 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 			continue
 		}
 		sym := jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size}
+		if f.Machine == elf.EM_ARM && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			sym.Addr &^= 1 // the Thumb bit
+		}
 		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
 			sym.File = file
 		}

@@ -25,36 +25,24 @@ import (
 // (big-endian ppc64 and s390x included).
 func TestOtherMachineJITObjects(t *testing.T) {
 	t.Parallel()
+	cross := func(triple string) [2]string { return [2]string{triple + "-objdump", "binutils-" + triple} }
 	for _, m := range []struct {
-		triple, objdump string
-		flags           []string
+		triple  string
+		objdump [2]string // the tool and its package
+		flags   []string
 	}{
-		{triple: "riscv64-linux-gnu", objdump: "riscv64-linux-gnu"},
-		{triple: "powerpc64le-linux-gnu", objdump: "powerpc64le-linux-gnu"},
+		{triple: "riscv64-linux-gnu", objdump: cross("riscv64-linux-gnu")},
+		{triple: "powerpc64le-linux-gnu", objdump: cross("powerpc64le-linux-gnu")},
 		// ELFv2: under ELFv1, clang's default for big-endian, a
 		// function's symbol names its descriptor in .opd, not its code.
-		{triple: "powerpc64-linux-gnu", objdump: "powerpc64le-linux-gnu", flags: []string{"-mabi=elfv2"}},
-		{triple: "s390x-linux-gnu", objdump: "s390x-linux-gnu"},
+		{triple: "powerpc64-linux-gnu", objdump: cross("powerpc64le-linux-gnu"), flags: []string{"-mabi=elfv2"}},
+		{triple: "s390x-linux-gnu", objdump: cross("s390x-linux-gnu")},
+		// A 32-bit object: ELFCLASS32, SHT_REL relocations.
+		{triple: "i386-linux-gnu", objdump: [2]string{"objdump", "binutils"}},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
-			clang := testenv.Tool(t, "clang-14", "clang-14")
-			objdump := testenv.Tool(t, m.objdump+"-objdump", "binutils-"+m.objdump)
-			dir := t.TempDir()
-			obj := filepath.Join(dir, "inline.o")
-			args := append([]string{"--target=" + m.triple, "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, "testdata/inline.c"}, m.flags...)
-			if err := synth.Compile(clang, args...); err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 3}); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(obj, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			objdump := testenv.Tool(t, m.objdump[0], m.objdump[1])
+			obj := jitObject(t, "clang-14", m.triple, m.flags...)
 			tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }})
 			defer tool.Close()
 			of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
@@ -137,39 +125,75 @@ func TestOtherMachineJITObjects(t *testing.T) {
 	}
 }
 
-// TestNoDecoderForMachine: a LoongArch JIT object is symbolized in
-// process, but no decoder reads its code; Disasm says so, naming the
-// file, the machine and the way to have objdump try.
+// TestNoDecoderForMachine: LoongArch and 32-bit ARM (Thumb-2) JIT objects
+// are symbolized in process, but no decoder reads their code; Disasm says
+// so, naming the file, the machine and the way to have objdump try.
 func TestNoDecoderForMachine(t *testing.T) {
 	t.Parallel()
-	clang := testenv.Tool(t, "clang-19", "clang-19")
+	for _, m := range []struct {
+		clang, triple, machine string
+		flags                  []string
+	}{
+		{clang: "19", triple: "loongarch64-linux-gnu", machine: "EM_LOONGARCH"},
+		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "EM_ARM", flags: []string{"-mthumb"}},
+	} {
+		t.Run(m.triple, func(t *testing.T) {
+			obj := jitObject(t, "clang-"+m.clang, m.triple, m.flags...)
+			tool := New(Options{})
+			defer tool.Close()
+			of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			syms, err := of.Symbols(regexp.MustCompile("^main$"), 0)
+			if err != nil || len(syms) != 1 {
+				t.Fatalf("Symbols(main) = %v, %v; want one", syms, err)
+			}
+			// The Thumb bit of main's symbol is not part of its address.
+			frames, err := of.SourceLine(syms[0].Start)
+			if err != nil || len(frames) == 0 || frames[len(frames)-1].Func != "main" || syms[0].Start%2 != 0 {
+				t.Errorf("main at %#x: SourceLine = %v, %v", syms[0].Start, frames, err)
+			}
+			_, err = tool.Disasm(obj, syms[0].Start, syms[0].End, false)
+			if err == nil {
+				t.Fatalf("Disasm of %s code succeeded", m.machine)
+			}
+			for _, want := range []string{obj, m.machine, "-objtool=binutils"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Disasm error %q does not say %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// jitObject compiles testdata/inline.c with clang (a tool name such as
+// "clang-14") for triple, each function in a section of its own, and
+// scatters the sections over the address space as a JIT loads them (low
+// in it for a 32-bit object); it returns the object's path.
+func jitObject(t *testing.T, clang, triple string, flags ...string) string {
+	t.Helper()
+	tool := testenv.Tool(t, clang, clang)
 	obj := filepath.Join(t.TempDir(), "inline.o")
-	if err := synth.Compile(clang, "--target=loongarch64-linux-gnu", "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, "testdata/inline.c"); err != nil {
+	args := append([]string{"--target=" + triple, "-g", "-O2", "-ffunction-sections", "-c", "-o", obj, "testdata/inline.c"}, flags...)
+	if err := synth.Compile(tool, args...); err != nil {
 		t.Fatal(err)
 	}
-	tool := New(Options{})
-	defer tool.Close()
-	of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
+	data, err := os.ReadFile(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	syms, err := of.Symbols(regexp.MustCompile("^main$"), 0)
-	if err != nil || len(syms) != 1 {
-		t.Fatalf("Symbols(main) = %v, %v; want one", syms, err)
+	opt := synth.ScatterOptions{Base: 0x7f0000000000, Span: 1 << 30, Seed: 3}
+	if elf.Class(data[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		opt.Base, opt.Span = 0x10000000, 1<<28
 	}
-	frames, err := of.SourceLine(syms[0].Start)
-	if err != nil || len(frames) == 0 || frames[len(frames)-1].Func != "main" {
-		t.Errorf("SourceLine(main) = %v, %v", frames, err)
+	if _, err := synth.Scatter(data, opt); err != nil {
+		t.Fatal(err)
 	}
-	_, err = tool.Disasm(obj, syms[0].Start, syms[0].End, false)
-	if err == nil {
-		t.Fatal("Disasm of LoongArch code succeeded")
+	if err := os.WriteFile(obj, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{obj, "EM_LOONGARCH", "-objtool=binutils"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Disasm error %q does not say %q", err, want)
-		}
-	}
+	return obj
 }
 
 // objdumpInst is an instruction's address and mnemonic as objdump prints
@@ -191,7 +215,7 @@ func objdumpMnemonics(t *testing.T, objdump, file string, start, stop uint64) []
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		addr, text, ok := strings.Cut(sc.Text(), ":\t")
-		if !ok || !strings.HasPrefix(addr, " ") {
+		if !ok {
 			continue
 		}
 		a, err := strconv.ParseUint(strings.TrimSpace(addr), 16, 64)

@@ -78,7 +78,7 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 			// address.
 			return nil
 		}
-		all = append(all, entry{addr: f.SymbolAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
+		all = append(all, entry{addr: f.CodeAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
 		return nil
 	})
 	if err != nil {

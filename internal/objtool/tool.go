@@ -4,10 +4,10 @@
 // binutils (nm, objdump, addr2line or llvm-symbolizer) as upstream pprof
 // does.
 //
-// It reads 64-bit ELF files (package elfrel): executables (PIE or not),
-// shared libraries and kernel images of any machine, and the relocatable
-// JIT objects, whose section headers carry load addresses, of the
-// machines whose relocations elfrel applies.
+// It reads ELF files with package elfrel: 64-bit executables (PIE or
+// not), shared libraries and kernel images of any machine, and the
+// relocatable JIT objects, whose section headers carry load addresses,
+// 64- or 32-bit, of the machines whose relocations elfrel applies.
 // Each file is parsed once per [Tool], however many mappings and
 // profiles use it: its DWARF is indexed by package jitsym, whose frames
 // are those of llvm-symbolizer --inlining, inline frames included, and
@@ -15,11 +15,11 @@
 // are found by build ID and .gnu_debuglink as llvm-symbolizer finds them;
 // compressed debug sections are read.
 //
-// Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF files are
-// read with the standard library
-// (foreign.go) and indexed by the same DWARF decoder, with the base
+// Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF executables
+// and shared libraries are read with the standard library (foreign.go)
+// and indexed by the same DWARF decoder, with the base
 // computed as upstream computes it for each format. What is still not
-// read (relocatable ELF objects of those kinds, files the standard
+// read (relocatable ELF objects of other machines, files the standard
 // library cannot parse) goes to a fallback tool, if one is given, and is
 // reported once per file either way.
 //
