@@ -128,8 +128,7 @@ var riscvAlias = map[string]string{
 // names, branch and jump targets as absolute addresses with their
 // symbol, and the address a lui or auipc pair computes as a comment.
 func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, hi *riscvHi) {
-	text := riscv64asm.GNUSyntax(inst)
-	mnem, ops, _ := strings.Cut(text, " ")
+	mnem, args := gnuOperands(riscv64asm.GNUSyntax(inst))
 	// An alias that does not show the immediate (mv, li, sext.w, jr,
 	// ret) gets no address comment, and leaves the register's upper bits
 	// for a later use.
@@ -138,21 +137,20 @@ func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, 
 	case riscv64asm.ADDI, riscv64asm.ADDIW:
 		immForm = mnem == "addi" || mnem == "addiw"
 	case riscv64asm.JALR:
-		immForm = strings.Contains(ops, "(")
+		immForm = len(args) > 0 && strings.Contains(args[len(args)-1], "(")
 	}
 	if a, ok := riscvAlias[mnem]; ok {
 		mnem = a
 	}
 	b.WriteString(mnem)
-	if ops == "" {
+	if len(args) == 0 {
 		hi.written(inst, pc)
 		return
 	}
 	if rm, ok := riscvRoundingMode(inst); ok {
-		ops += "," + rm
+		args = append(args, rm)
 	}
 	b.WriteByte('\t')
-	args := strings.Split(ops, ",")
 	rel, isRel := riscvBranchOffset(inst)
 	for i, a := range args {
 		if i > 0 {
