@@ -237,14 +237,19 @@ func (f *File) xindexFor(symtab, n int) ([]byte, error) {
 }
 
 // CodeAddr returns where the function or data symbol s starts:
-// [File.SymbolAddr] without the Thumb bit that an ARM function's value
-// carries (as LLVM's ELF reader gives it, and objdump).
+// [File.SymbolAddr] as [StartAddr] gives it.
 func (f *File) CodeAddr(s *Symbol) uint64 {
-	a := f.SymbolAddr(s)
-	if f.Machine == elf.EM_ARM && s.Type() == elf.STT_FUNC {
-		a &^= 1
+	return StartAddr(f.Machine, s.Type(), f.SymbolAddr(s))
+}
+
+// StartAddr returns where a symbol of type t whose value is addr starts,
+// in an object of machine m: addr without the Thumb bit that an ARM
+// function's value carries (as LLVM's ELF reader gives it, and objdump).
+func StartAddr(m elf.Machine, t elf.SymType, addr uint64) uint64 {
+	if m == elf.EM_ARM && t == elf.STT_FUNC {
+		return addr &^ 1
 	}
-	return a
+	return addr
 }
 
 // SymbolAddr returns the address a relocation against s resolves to, S

@@ -387,10 +387,7 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 		if elfrel.MarkerSymbol(f.Machine, s.Name) {
 			continue
 		}
-		sym := jitsym.Sym{Name: s.Name, Addr: s.Value, Size: s.Size}
-		if f.Machine == elf.EM_ARM && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			sym.Addr &^= 1 // the Thumb bit
-		}
+		sym := jitsym.Sym{Name: s.Name, Addr: elfrel.StartAddr(f.Machine, elf.ST_TYPE(s.Info), s.Value), Size: s.Size}
 		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
 			sym.File = file
 		}
