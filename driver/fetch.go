@@ -51,11 +51,18 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), f.run.warmMappings)
+	// The JIT objects are read, and those the profile's addresses hit
+	// indexed, while the profile is parsed.
+	dirs := f.run.jit.dirs(local)
+	warmJIT := f.run.jit.warmer(dirs)
+	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), func(h jprofile.Hint) {
+		f.run.warmMappings(h.Mappings)
+		warmJIT(h.JITAddresses)
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	f.run.jit.extend(p, src, memoryMap, local)
+	f.run.jit.extendDirs(p, src, memoryMap, dirs)
 	f.run.prefetch(p)
 	return p, url, nil
 }

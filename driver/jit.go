@@ -57,7 +57,13 @@ type jitStage struct {
 	progressAt time.Duration // delay before progress is shown
 	stderrTTY  bool
 
-	sets oncemap.Map[string, *jprofile.ObjectSet] // by directory list
+	loads oncemap.Map[string, loadedSet]           // by directory list
+	sets  oncemap.Map[string, *jprofile.ObjectSet] // the same, once reported
+	// warming counts the goroutines that load objects and start the
+	// object tool on them ahead of the stage (see warmer); warm is the
+	// tool's Warm, or nil without a tool.
+	warming sync.WaitGroup
+	warm    func(path string)
 
 	mu       sync.Mutex
 	warned   map[string]bool
@@ -82,11 +88,15 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		warned:     map[string]bool{},
 		tool:       tool,
 	}
+	if tool != nil {
+		j.warm = tool.Warm
+	}
 	j.syms = symbolizer.NewCache(j.openInProcess)
 	return j
 }
 
 func (j *jitStage) close() {
+	j.warming.Wait()
 	j.syms.Close()
 	for _, d := range j.tempDirs {
 		os.RemoveAll(d)
@@ -252,6 +262,61 @@ func splitDirs(s string) []string {
 	return out
 }
 
+// A loadedSet is what jprofile.Load read from a list of directories.
+type loadedSet struct {
+	set  *jprofile.ObjectSet
+	errs []error
+}
+
+// load loads the JIT objects of dirs, once per run, without saying
+// anything.
+func (j *jitStage) load(dirs []string) loadedSet {
+	dirs = dedupDirs(dirs)
+	if len(dirs) == 0 {
+		return loadedSet{}
+	}
+	ls, _ := j.loads.Get(strings.Join(dirs, "\x00"), func() loadedSet {
+		set, errs := jprofile.Load(dirs)
+		return loadedSet{set, errs}
+	})
+	return ls
+}
+
+// warmer starts loading the JIT objects of dirs in the background, and
+// returns the function to call with the JIT addresses a quick scan of the
+// profile found (see jprofile.Hint): it has the object tool start
+// indexing the LLVM dumps that hold them, so that their indexes are built
+// while the profile is parsed rather than after it. The objects are
+// read from disk as the stage will read them anyway; nothing is said
+// about them until the stage runs.
+func (j *jitStage) warmer(dirs []string) func(addrs []uint64) {
+	if len(dirs) == 0 {
+		return func([]uint64) {}
+	}
+	j.warming.Add(1)
+	go func() {
+		defer j.warming.Done()
+		j.load(dirs)
+	}()
+	if j.warm == nil || !j.inProcess() {
+		return func([]uint64) {}
+	}
+	return func(addrs []uint64) {
+		if len(addrs) == 0 {
+			return
+		}
+		j.warming.Add(1)
+		go func() {
+			defer j.warming.Done()
+			for _, o := range j.load(dirs).set.Holding(addrs) {
+				if o.Kind == jprofile.LLVMDump {
+					j.warm(o.Path)
+				}
+			}
+		}()
+	}
+}
+
 // objects loads the JIT objects of dirs, once per run, and says which
 // were used and what was wrong with the others.
 func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
@@ -260,7 +325,8 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 		return nil
 	}
 	set, _ := j.sets.Get(strings.Join(dirs, "\x00"), func() *jprofile.ObjectSet {
-		set, errs := jprofile.Load(dirs)
+		ls := j.load(dirs)
+		set, errs := ls.set, ls.errs
 		for _, err := range errs {
 			j.ui.PrintErr("JIT objects: ", err)
 		}

@@ -4,13 +4,15 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Field numbers of the profile.proto messages that scanMappings reads.
+// Field numbers of the profile.proto messages that scan reads.
 const (
 	profileMapping     = 3
 	profileLocation    = 4
 	profileStringTable = 6
 
 	mappingID              = 1
+	mappingMemoryStart     = 2
+	mappingMemoryLimit     = 3
 	mappingFilename        = 5
 	mappingHasFunctions    = 7
 	mappingHasFilenames    = 8
@@ -18,6 +20,8 @@ const (
 	mappingHasInlineFrames = 10
 
 	locationMappingID = 2
+	locationAddress   = 3
+	locationLine      = 4
 )
 
 // Protocol buffer wire types.
@@ -28,20 +32,37 @@ const (
 	wireFixed32 = 5
 )
 
-// scanMappings returns the mappings of the encoded profile data that a
-// location refers to, the ones pprof's symbolizer may open; it reads
-// them, the locations' mapping IDs and the string table without decoding
-// anything else. As the full decoder does, a field given twice keeps its
-// last value. ok is false if data is not a sequence of well-formed
-// fields, or a mapping's file is not in the string table.
-func scanMappings(data []byte) (ms []*profile.Mapping, ok bool) {
+// A Hint is what a quick scan of an encoded proto profile finds before
+// the profile is parsed (see [ParseLimitHint]): enough for a caller to
+// start reading the files the profile's symbolization will need.
+type Hint struct {
+	// Mappings are the mappings that a location refers to, the ones
+	// pprof's symbolizer may open. They carry only File, Start, Limit,
+	// HasFunctions, HasFilenames, HasLineNumbers and HasInlineFrames, as
+	// the parsed profile will.
+	Mappings []*profile.Mapping
+	// JITAddresses are the addresses of the locations that [Extend] may
+	// attach to a JIT object, in profile order: those with an address,
+	// no line, and no mapping of a named file over a real address range.
+	JITAddresses []uint64
+}
+
+// scan returns the hint of the encoded profile data; it reads the
+// mappings, the locations' mapping IDs, addresses and whether they have
+// lines, and the string table, without decoding anything else. As the
+// full decoder does, a field given twice keeps its last value, and of
+// two mappings with one ID the locations refer to the last. ok is false
+// if data is not a sequence of well-formed fields, or a mapping's file
+// is not in the string table.
+func scan(data []byte) (h Hint, ok bool) {
 	var strs [][]byte
+	var ms []*profile.Mapping
 	var files []int64 // string index of each mapping's file
-	used := map[uint64]bool{}
+	var locs []scannedLocation
 	for len(data) > 0 {
 		field, wire, _, body, rest, ok := nextField(data)
 		if !ok {
-			return nil, false
+			return Hint{}, false
 		}
 		data = rest
 		if wire != wireBytes {
@@ -53,34 +74,43 @@ func scanMappings(data []byte) (ms []*profile.Mapping, ok bool) {
 		case profileMapping:
 			m, file, ok := scanMapping(body)
 			if !ok {
-				return nil, false
+				return Hint{}, false
 			}
 			ms = append(ms, m)
 			files = append(files, file)
 		case profileLocation:
-			id, ok := scanLocation(body)
+			l, ok := scanLocation(body)
 			if !ok {
-				return nil, false
+				return Hint{}, false
 			}
-			used[id] = true
+			locs = append(locs, l)
 		}
 	}
-	var out []*profile.Mapping
+	byID := make(map[uint64]*profile.Mapping, len(ms))
 	for i, m := range ms {
 		if files[i] < 0 || files[i] >= int64(len(strs)) {
-			return nil, false
-		}
-		if !used[m.ID] {
-			continue
+			return Hint{}, false
 		}
 		m.File = string(strs[files[i]])
-		out = append(out, m)
+		byID[m.ID] = m
 	}
-	return out, true
+	used := make(map[uint64]bool, len(ms))
+	for _, l := range locs {
+		used[l.mappingID] = true
+		if l.address != 0 && !l.hasLine && !ownedByFile(byID[l.mappingID]) {
+			h.JITAddresses = append(h.JITAddresses, l.address)
+		}
+	}
+	for _, m := range ms {
+		if used[m.ID] {
+			h.Mappings = append(h.Mappings, m)
+		}
+	}
+	return h, true
 }
 
-// scanMapping reads the fields of one Mapping message that
-// scanMappings returns, and the string index of its file.
+// scanMapping reads the fields of one Mapping message that scan
+// returns, and the string index of its file.
 func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 	m = &profile.Mapping{}
 	for len(data) > 0 {
@@ -92,6 +122,10 @@ func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 			switch field {
 			case mappingID:
 				m.ID = v
+			case mappingMemoryStart:
+				m.Start = v
+			case mappingMemoryLimit:
+				m.Limit = v
 			case mappingFilename:
 				file = int64(v)
 			case mappingHasFunctions:
@@ -109,19 +143,30 @@ func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 	return m, file, true
 }
 
-// scanLocation returns the mapping ID of one Location message.
-func scanLocation(data []byte) (mappingID uint64, ok bool) {
+// A scannedLocation is what scan reads of one Location message.
+type scannedLocation struct {
+	mappingID, address uint64
+	hasLine            bool
+}
+
+// scanLocation reads one Location message.
+func scanLocation(data []byte) (l scannedLocation, ok bool) {
 	for len(data) > 0 {
 		field, wire, v, _, rest, ok := nextField(data)
 		if !ok {
-			return 0, false
+			return scannedLocation{}, false
 		}
-		if wire == wireVarint && field == locationMappingID {
-			mappingID = v
+		switch {
+		case wire == wireVarint && field == locationMappingID:
+			l.mappingID = v
+		case wire == wireVarint && field == locationAddress:
+			l.address = v
+		case wire == wireBytes && field == locationLine:
+			l.hasLine = true
 		}
 		data = rest
 	}
-	return mappingID, true
+	return l, true
 }
 
 // nextField splits the first field off data: its number, wire type, the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -35,6 +36,18 @@ func mappingKeys(ms []*profile.Mapping) []string {
 		keys = append(keys, fmt.Sprintf("%q f=%v fn=%v l=%v i=%v", m.File, m.HasFunctions, m.HasFilenames, m.HasLineNumbers, m.HasInlineFrames))
 	}
 	return keys
+}
+
+// jitCandidates returns the addresses of the locations of p that Extend
+// may attach to a JIT object, which the scan promises.
+func jitCandidates(p *profile.Profile) []uint64 {
+	var addrs []uint64
+	for _, l := range p.Location {
+		if l.Address != 0 && len(l.Line) == 0 && !ownedByFile(l.Mapping) {
+			addrs = append(addrs, l.Address)
+		}
+	}
+	return addrs
 }
 
 // hintSeeds are encoded profiles: real ones from the repository and small
@@ -69,6 +82,32 @@ func hintSeeds(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	seeds["four mappings"] = buf.Bytes()
+	// JIT code: addresses in an anonymous mapping, in a [0, ^0) mapping
+	// of a JIT object, in no mapping, and, not candidates, in a file's
+	// mapping, at address 0 and with a line already.
+	anon := &profile.Mapping{ID: 1, Start: 0x7f0000000000, Limit: 0x7f0000100000}
+	dump := &profile.Mapping{ID: 2, Limit: ^uint64(0), File: "/jit/a.elf"}
+	lib := &profile.Mapping{ID: 3, Start: 0x7f1000000000, Limit: 0x7f1000100000, File: "/lib/libc.so.6"}
+	p = &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Mapping:    []*profile.Mapping{anon, dump, lib},
+		Location: []*profile.Location{
+			{ID: 1, Mapping: anon, Address: 0x7f0000000100},
+			{ID: 2, Mapping: lib, Address: 0x7f1000000200},
+			{ID: 3, Mapping: dump, Address: 0x1234},
+			{ID: 4, Address: 0x5000},
+			{ID: 5, Mapping: anon},
+			{ID: 6, Mapping: anon, Address: 0x7f0000000100},
+			{ID: 7, Mapping: anon, Address: 0x7f0000000200, Line: []profile.Line{{Function: fn, Line: 5}}},
+		},
+		Function: []*profile.Function{fn},
+	}
+	p.Sample = []*profile.Sample{{Location: p.Location, Value: []int64{1}}}
+	var jit bytes.Buffer
+	if err := p.WriteUncompressed(&jit); err != nil {
+		t.Fatal(err)
+	}
+	seeds["JIT addresses"] = jit.Bytes()
 	// has_functions as a 10-byte varint whose bits beyond 64 upstream's
 	// decoder drops (it reads false) and encoding/binary calls an
 	// overflow; then the string table's "".
@@ -77,29 +116,35 @@ func hintSeeds(t testing.TB) map[string][]byte {
 	return seeds
 }
 
-// TestScanMappings: the quick scan finds the mappings that locations
-// refer to, with the files and flags that parsing the whole profile
-// finds, on real and made-up profiles.
-func TestScanMappings(t *testing.T) {
+// TestScan: the quick scan finds the mappings that locations refer to,
+// with the files and flags that parsing the whole profile finds, and the
+// addresses the JIT stage may attach, on real and made-up profiles.
+func TestScan(t *testing.T) {
 	for name, data := range hintSeeds(t) {
 		t.Run(name, func(t *testing.T) {
 			want, err := profile.ParseUncompressed(data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := scanMappings(data)
+			got, ok := scan(data)
 			if !ok {
-				t.Fatal("scanMappings failed on a profile that parses")
+				t.Fatal("scan failed on a profile that parses")
 			}
-			if g, w := fmt.Sprint(mappingKeys(got)), fmt.Sprint(mappingKeys(referenced(want))); g != w || len(got) == 0 {
-				t.Errorf("scanMappings = %s\nparsed: %s", g, w)
+			if g, w := fmt.Sprint(mappingKeys(got.Mappings)), fmt.Sprint(mappingKeys(referenced(want))); g != w || len(got.Mappings) == 0 {
+				t.Errorf("scan: mappings %s\nparsed: %s", g, w)
+			}
+			if g, w := got.JITAddresses, jitCandidates(want); !slices.Equal(g, w) {
+				t.Errorf("scan: JIT addresses %#x\nparsed: %#x", g, w)
 			}
 		})
 	}
+	if got, _ := scan(hintSeeds(t)["JIT addresses"]); !slices.Equal(got.JITAddresses, []uint64{0x7f0000000100, 0x1234, 0x5000, 0x7f0000000100}) {
+		t.Errorf("JIT addresses: %#x", got.JITAddresses)
+	}
 	// Not a proto profile, or a truncated one: no hint.
 	for _, data := range [][]byte{[]byte("--- heapz 1 ---\n"), hintSeeds(t)["four mappings"][:40]} {
-		if ms, ok := scanMappings(data); ok {
-			t.Errorf("scanMappings(%q) = %v, true; want not ok", data, mappingKeys(ms))
+		if h, ok := scan(data); ok {
+			t.Errorf("scan(%q) = %v, true; want not ok", data, mappingKeys(h.Mappings))
 		}
 	}
 }
@@ -119,7 +164,7 @@ func TestParseLimitHint(t *testing.T) {
 	}
 	for name, data := range map[string][]byte{"plain": data, "gzip": gz.Bytes()} {
 		var hinted []*profile.Mapping
-		p, _, err := ParseLimitHint(data, DefaultMaxDecompressed, func(ms []*profile.Mapping) { hinted = ms })
+		p, _, err := ParseLimitHint(data, DefaultMaxDecompressed, func(h Hint) { hinted = h.Mappings })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -129,7 +174,7 @@ func TestParseLimitHint(t *testing.T) {
 	}
 	called := false
 	if _, _, err := ParseLimitHint([]byte("heap profile: 1: 8 [ 1: 8] @ heapprofile\n1: 8 [1: 8] @ 0x1\n"), DefaultMaxDecompressed,
-		func([]*profile.Mapping) { called = true }); err != nil {
+		func(Hint) { called = true }); err != nil {
 		t.Fatal(err)
 	}
 	if called {
@@ -137,24 +182,28 @@ func TestParseLimitHint(t *testing.T) {
 	}
 }
 
-// FuzzScanMappings checks that the quick scan never fails on, and agrees
-// with, whatever upstream's decoder accepts (the mappings its locations
-// refer to), and never panics on anything else.
-func FuzzScanMappings(f *testing.F) {
+// FuzzScan checks that the quick scan never fails on, and agrees with,
+// whatever upstream's decoder accepts (the mappings its locations refer
+// to, the JIT stage's candidate addresses), and never panics on anything
+// else.
+func FuzzScan(f *testing.F) {
 	for _, data := range hintSeeds(f) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, ok := scanMappings(data)
+		got, ok := scan(data)
 		want, err := profile.ParseUncompressed(data)
 		if err != nil {
 			return
 		}
 		if !ok {
-			t.Fatalf("scanMappings failed on a profile upstream parses: %v", mappingKeys(want.Mapping))
+			t.Fatalf("scan failed on a profile upstream parses: %v", mappingKeys(want.Mapping))
 		}
-		if g, w := fmt.Sprint(mappingKeys(got)), fmt.Sprint(mappingKeys(referenced(want))); g != w {
-			t.Fatalf("scanMappings = %s\nparsed: %s", g, w)
+		if g, w := fmt.Sprint(mappingKeys(got.Mappings)), fmt.Sprint(mappingKeys(referenced(want))); g != w {
+			t.Fatalf("scan: mappings %s\nparsed: %s", g, w)
+		}
+		if g, w := got.JITAddresses, jitCandidates(want); !slices.Equal(g, w) {
+			t.Fatalf("scan: JIT addresses %#x\nparsed: %#x", g, w)
 		}
 	})
 }

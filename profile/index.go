@@ -194,6 +194,27 @@ func (s *ObjectSet) Lookup(addr uint64) (*Object, Section) {
 	return e.obj, e.obj.Sections[e.sec]
 }
 
+// Holding returns the objects that hold at least one of addrs, in the
+// set's order (sorted by path), each once.
+func (s *ObjectSet) Holding(addrs []uint64) []*Object {
+	if s.Len() == 0 {
+		return nil
+	}
+	hit := map[*Object]bool{}
+	for _, a := range addrs {
+		if o, _ := s.Lookup(a); o != nil {
+			hit[o] = true
+		}
+	}
+	var out []*Object
+	for _, o := range s.objects() {
+		if hit[o] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // Len returns the number of objects in the set.
 func (s *ObjectSet) Len() int {
 	if s == nil {

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,42 @@ func TestLookupNilAndEmpty(t *testing.T) {
 	if o, _ := empty.Lookup(0x1000); o != nil || len(errs) != 0 {
 		t.Errorf("empty set: Lookup = %v, errs %v; want nil, none", o, errs)
 	}
+}
+
+// TestHolding: the objects that hold some of the addresses, once each,
+// in path order, whatever the order and repetition of the addresses.
+func TestHolding(t *testing.T) {
+	a := &Object{Path: "/jit/a.elf", Sections: []Section{{Name: ".text.f", Start: 0x1000, Size: 0x100}}}
+	b := &Object{Path: "/jit/b.elf", Sections: []Section{{Name: ".text.h", Start: 0x2000, Size: 0x800}}}
+	c := &Object{Path: "/jit/c.elf", Sections: []Section{{Name: ".text.k", Start: 0x4000, Size: 0x10}}}
+	set, _ := NewObjectSet([]*Object{c, b, a})
+	for _, tc := range []struct {
+		addrs []uint64
+		want  []*Object
+	}{
+		{nil, nil},
+		{[]uint64{0, 0x1100, 0x3000}, nil},
+		{[]uint64{0x2000, 0x1000, 0x27ff, 0x10ff}, []*Object{a, b}},
+		{[]uint64{0x400f, 0x4000}, []*Object{c}},
+	} {
+		got := set.Holding(tc.addrs)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Holding(%#x) = %v, want %v", tc.addrs, paths(got), paths(tc.want))
+		}
+	}
+	var none *ObjectSet
+	if got := none.Holding([]uint64{0x1000}); got != nil {
+		t.Errorf("nil set: Holding = %v, want nil", paths(got))
+	}
+}
+
+// paths returns the paths of objs.
+func paths(objs []*Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Path)
+	}
+	return out
 }
 
 func TestOverlapRule(t *testing.T) {

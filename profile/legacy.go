@@ -50,20 +50,18 @@ func ParseLimit(data []byte, maxDecompressed int64) (p *profile.Profile, memoryM
 }
 
 // ParseLimitHint is ParseLimit, which first calls hint, unless it is nil,
-// with the mappings of a proto profile as a quick scan of the encoded
-// profile finds them, before the profile is parsed: the caller can start
-// reading the mapped files while the parse runs. The mappings carry only
-// File, HasFunctions, HasFilenames, HasLineNumbers and HasInlineFrames,
-// as the parsed profile will. hint is not called for data that is not a
-// well-formed proto profile as far as the scan reads it, or that has no
-// mappings.
-func ParseLimitHint(data []byte, maxDecompressed int64, hint func([]*profile.Mapping)) (p *profile.Profile, memoryMap []byte, err error) {
+// with what a quick scan of a proto profile finds (see [Hint]), before
+// the profile is parsed: the caller can start reading the mapped files
+// and the JIT objects while the parse runs. hint is not called for data
+// that is not a well-formed proto profile as far as the scan reads it,
+// or that has neither mappings nor addresses for the JIT stage.
+func ParseLimitHint(data []byte, maxDecompressed int64, hint func(Hint)) (p *profile.Profile, memoryMap []byte, err error) {
 	if data, err = decompress(data, maxDecompressed); err != nil {
 		return nil, nil, err
 	}
 	if hint != nil {
-		if ms, ok := scanMappings(data); ok && len(ms) > 0 {
-			hint(ms)
+		if h, ok := scan(data); ok && (len(h.Mappings) > 0 || len(h.JITAddresses) > 0) {
+			hint(h)
 		}
 	}
 	// A proto profile parses as one; anything else is handed to
