@@ -16,11 +16,16 @@
 #       no symbols
 #   (f) jitpprof -top on the profile (a) wrote symbolized (-proto), with
 #       no JIT directory: the cost of reporting a symbolized profile
+#   (g) jitpprof, as (a), on the same addresses in an anonymous mapping,
+#       as the profile of a process that embeds the JIT has them (only
+#       the JIT stage finds their object)
+#   (h) jitpprof -symbolize=none on that profile
 #
 # Each is run RUNS times (SLOW_RUNS for b, c and d), in rounds that run
 # each once; the table gives the median wall time, the ratio to (b) and
-# the peak RSS (GNU time), and how many times (e)'s time (a) takes. The
-# -top tables of (a), (b) and (d) must be identical.
+# the peak RSS (GNU time), and how many times (e)'s time (a) takes and
+# (h)'s (g). The -top tables of (a), (b) and (d) must be identical, and
+# (g)'s the same but for the File line.
 #
 # Usage: bench/jitsym.sh [-n FUNCS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-w WORKDIR]
 # Defaults: 40000 functions, 50000 addresses, 5 runs, 3 slow runs,
@@ -60,6 +65,8 @@ mkdir -p "$jit"
 ln -sf "$obj" "$jit/synth.elf"
 prof=$work/profile-$funcs-$addrs.pb.gz
 go run ./bench/synthprof -obj "$jit/synth.elf" -n "$addrs" -o "$prof"
+anon=$work/profile-$funcs-$addrs-anon.pb.gz
+go run ./bench/synthprof -anon -obj "$jit/synth.elf" -n "$addrs" -o "$anon"
 
 # A PATH where pprof finds addr2line, nm and objdump but no llvm-symbolizer.
 a2l=$work/addr2line-only
@@ -78,13 +85,15 @@ mkdir -p "$work/symbolized-$funcs-$addrs"
 symbolized=$work/symbolized-$funcs-$addrs/cpu.pb.gz
 "$work/pprof" -proto -output "$symbolized" -jit_dir "$jit" "$prof" 2>/dev/null
 echo "timing" >&2
-rm -f "$work"/[a-f].runs
+rm -f "$work"/[a-h].runs
 for ((i = 0; i < runs || i < slow_runs; i++)); do
   echo " round $((i + 1))" >&2
   if ((i < runs)); then
     once a -- "$work/pprof" -top -jit_dir "$jit" "$prof"
     once e -- "$work/pprof" -top -symbolize=none -jit_dir "$jit" "$prof"
     once f -- "$work/pprof" -top "$symbolized"
+    once g -- "$work/pprof" -top -jit_dir "$jit" "$anon"
+    once h -- "$work/pprof" -top -symbolize=none -jit_dir "$jit" "$anon"
   fi
   if ((i < slow_runs)); then
     once b -- "$work/upstream-pprof" -top "$prof"
@@ -93,11 +102,13 @@ for ((i = 0; i < runs || i < slow_runs; i++)); do
   fi
 done
 ra=$(summary a) rb=$(summary b) rc=$(summary c) rd=$(summary d) re=$(summary e) rf=$(summary f)
+rg=$(summary g) rh=$(summary h)
 
 identical=yes
 for x in a d; do
   cmp -s "$work/$x.top" "$work/b.top" || identical="NO: $work/$x.top differs from $work/b.top"
 done
+cmp -s <(grep -v '^File: ' "$work/a.top") "$work/g.top" || identical="NO: $work/g.top differs from $work/a.top"
 
 size=$(stat -L -c %s "$obj")
 sections=$(readelf -h "$obj" | awk '/Number of section headers/ {print $NF}')
@@ -114,7 +125,7 @@ cat <<EOF
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); $(llvm-symbolizer --version | awk '/LLVM version/ {print "LLVM " $NF}'); $(addr2line --version | head -1)
 Object: $funcs functions, $sections section headers, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'); profile: $addrs distinct addresses
 Runs: median of $runs for (a), (e) and (f), of $slow_runs for the others, in rounds
-Identical -top tables for (a), (b) and (d): $identical
+Identical -top tables for (a), (b), (d) and, but for its File line, (g): $identical
 
 | pprof -top | median wall | speed-up vs (b) | peak RSS |
 |---|---|---|---|
@@ -124,7 +135,9 @@ $(row "(c) upstream pprof + addr2line only" "$rc")
 $(row "(d) jitpprof -jit_symbolizer=binutils" "$rd")
 $(row "(e) jitpprof -symbolize=none" "$re")
 $(row "(f) jitpprof -top on the profile already symbolized" "$rf")
+$(row "(g) jitpprof, the addresses in an anonymous mapping" "$rg")
+$(row "(h) jitpprof -symbolize=none, anonymous mapping" "$rh")
 
-(a) takes $(awk -v a="$(echo "$ra" | cut -d' ' -f2)" -v e="$(echo "$re" | cut -d' ' -f2)" 'BEGIN {printf "%.1f", a / e}')x the time of (e).
+(a) takes $(awk -v a="$(echo "$ra" | cut -d' ' -f2)" -v e="$(echo "$re" | cut -d' ' -f2)" 'BEGIN {printf "%.2f", a / e}')x the time of (e), (g) $(awk -v a="$(echo "$rg" | cut -d' ' -f2)" -v e="$(echo "$rh" | cut -d' ' -f2)" 'BEGIN {printf "%.2f", a / e}')x the time of (h).
 EOF
 [[ $identical == yes ]]

@@ -6,12 +6,16 @@
 // binutils then compute a base of 0 and hand absolute addresses to
 // llvm-symbolizer or addr2line, one process for the whole object.
 //
+// With -anon, the mapping is anonymous instead (no file, over the range
+// of the addresses), as JIT code is in the profile of a process that
+// embeds the JIT: only jitpprof's JIT stage can find its object.
+//
 // With -native, obj is an executable instead, mapped at its code
 // segment as a process maps it (bench/native.sh).
 //
 // Usage:
 //
-//	synthprof [-native] -obj synth.elf -n 50000 -o profile.pb.gz
+//	synthprof [-native | -anon] -obj synth.elf -n 50000 -o profile.pb.gz
 package main
 
 import (
@@ -35,14 +39,22 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the address choice")
 	addrsOut := flag.String("addrs", "", "also write the addresses, file addresses in hex one per line, to this file (for llvm-symbolizer)")
 	native := flag.Bool("native", false, "obj is an executable (ET_EXEC): map its code segment as the process did, not [0, ^0)")
+	anon := flag.Bool("anon", false, "make the mapping anonymous, over the range of the addresses, not [0, ^0) named after the object")
 	flag.Parse()
-	if *obj == "" || flag.NArg() != 0 {
+	if *obj == "" || flag.NArg() != 0 || *native && *anon {
 		flag.Usage()
 		os.Exit(2)
 	}
 	p, err := build(*obj, *n, *seed, *native)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *anon {
+		m := p.Mapping[0]
+		m.File, m.Start, m.Limit = "", ^uint64(0), 0
+		for _, l := range p.Location {
+			m.Start, m.Limit = min(m.Start, l.Address), max(m.Limit, l.Address+1)
+		}
 	}
 	if *addrsOut != "" {
 		var b strings.Builder
