@@ -51,8 +51,8 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	// The JIT objects are read, and those the profile's addresses hit
-	// indexed, while the profile is parsed.
+	// The JIT objects that hold the profile's anonymous addresses are
+	// read and indexed while the profile is parsed.
 	dirs := f.run.jit.dirs(local)
 	warmJIT := f.run.jit.warmer(dirs)
 	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), func(h jprofile.Hint) {

@@ -282,23 +282,15 @@ func (j *jitStage) load(dirs []string) loadedSet {
 	return ls
 }
 
-// warmer starts loading the JIT objects of dirs in the background, and
-// returns the function to call with the JIT addresses a quick scan of the
-// profile found (see jprofile.Hint): it has the object tool start
-// indexing the LLVM dumps that hold them, so that their indexes are built
-// while the profile is parsed rather than after it. The objects are
-// read from disk as the stage will read them anyway; nothing is said
-// about them until the stage runs.
+// warmer returns the function to call with the JIT addresses a quick
+// scan of a profile about to be parsed found (see jprofile.Hint), when
+// the JIT objects are to be symbolized in process: it loads the JIT
+// objects of dirs in the background and has the object tool start
+// indexing the LLVM dumps that hold one of the addresses, so that their
+// indexes are built while the profile is parsed rather than after it.
+// Nothing is said about the objects until the stage runs.
 func (j *jitStage) warmer(dirs []string) func(addrs []uint64) {
-	if len(dirs) == 0 {
-		return func([]uint64) {}
-	}
-	j.warming.Add(1)
-	go func() {
-		defer j.warming.Done()
-		j.load(dirs)
-	}()
-	if j.warm == nil || !j.inProcess() {
+	if len(dirs) == 0 || j.warm == nil || !j.inProcess() {
 		return func([]uint64) {}
 	}
 	return func(addrs []uint64) {

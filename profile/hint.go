@@ -41,9 +41,12 @@ type Hint struct {
 	// HasFunctions, HasFilenames, HasLineNumbers and HasInlineFrames, as
 	// the parsed profile will.
 	Mappings []*profile.Mapping
-	// JITAddresses are the addresses of the locations that [Extend] may
-	// attach to a JIT object, in profile order: those with an address,
-	// no line, and no mapping of a named file over a real address range.
+	// JITAddresses are the addresses, in profile order, of the
+	// locations with no line in no mapping or in an anonymous one (no
+	// file): the ones only a JIT object can symbolize, which [Extend]
+	// attaches to the object that holds them. (Extend attaches the
+	// addresses of a [0, ^0) mapping named after a JIT object too; that
+	// file is among Mappings.)
 	JITAddresses []uint64
 }
 
@@ -97,7 +100,7 @@ func scan(data []byte) (h Hint, ok bool) {
 	used := make(map[uint64]bool, len(ms))
 	for _, l := range locs {
 		used[l.mappingID] = true
-		if l.address != 0 && !l.hasLine && !ownedByFile(byID[l.mappingID]) {
+		if m := byID[l.mappingID]; l.address != 0 && !l.hasLine && (m == nil || m.File == "") {
 			h.JITAddresses = append(h.JITAddresses, l.address)
 		}
 	}

@@ -38,12 +38,12 @@ func mappingKeys(ms []*profile.Mapping) []string {
 	return keys
 }
 
-// jitCandidates returns the addresses of the locations of p that Extend
-// may attach to a JIT object, which the scan promises.
+// jitCandidates returns the addresses of the locations of p that only a
+// JIT object can symbolize, which the scan promises.
 func jitCandidates(p *profile.Profile) []uint64 {
 	var addrs []uint64
 	for _, l := range p.Location {
-		if l.Address != 0 && len(l.Line) == 0 && !ownedByFile(l.Mapping) {
+		if l.Address != 0 && len(l.Line) == 0 && (l.Mapping == nil || l.Mapping.File == "") {
 			addrs = append(addrs, l.Address)
 		}
 	}
@@ -82,9 +82,9 @@ func hintSeeds(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	seeds["four mappings"] = buf.Bytes()
-	// JIT code: addresses in an anonymous mapping, in a [0, ^0) mapping
-	// of a JIT object, in no mapping, and, not candidates, in a file's
-	// mapping, at address 0 and with a line already.
+	// JIT code: addresses in an anonymous mapping and in no mapping, and,
+	// not candidates, in a [0, ^0) mapping named after a JIT object, in a
+	// file's mapping, at address 0 and with a line already.
 	anon := &profile.Mapping{ID: 1, Start: 0x7f0000000000, Limit: 0x7f0000100000}
 	dump := &profile.Mapping{ID: 2, Limit: ^uint64(0), File: "/jit/a.elf"}
 	lib := &profile.Mapping{ID: 3, Start: 0x7f1000000000, Limit: 0x7f1000100000, File: "/lib/libc.so.6"}
@@ -138,7 +138,7 @@ func TestScan(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := scan(hintSeeds(t)["JIT addresses"]); !slices.Equal(got.JITAddresses, []uint64{0x7f0000000100, 0x1234, 0x5000, 0x7f0000000100}) {
+	if got, _ := scan(hintSeeds(t)["JIT addresses"]); !slices.Equal(got.JITAddresses, []uint64{0x7f0000000100, 0x5000, 0x7f0000000100}) {
 		t.Errorf("JIT addresses: %#x", got.JITAddresses)
 	}
 	// Not a proto profile, or a truncated one: no hint.

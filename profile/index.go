@@ -195,7 +195,8 @@ func (s *ObjectSet) Lookup(addr uint64) (*Object, Section) {
 }
 
 // Holding returns the objects that hold at least one of addrs, in the
-// set's order (sorted by path), each once.
+// set's order (sorted by path), each once. It stops looking as soon as
+// every object is hit.
 func (s *ObjectSet) Holding(addrs []uint64) []*Object {
 	if s.Len() == 0 {
 		return nil
@@ -204,6 +205,9 @@ func (s *ObjectSet) Holding(addrs []uint64) []*Object {
 	for _, a := range addrs {
 		if o, _ := s.Lookup(a); o != nil {
 			hit[o] = true
+			if len(hit) == s.Len() {
+				break
+			}
 		}
 	}
 	var out []*Object
