@@ -23,7 +23,7 @@
 #
 # Each is run RUNS times (SLOW_RUNS for b, c and d), in rounds that run
 # each once; the table gives the median wall time, the ratio to (b) and
-# the peak RSS (GNU time), and how many times (e)'s time (a) takes and
+# the peak RSS (bench/timeit), and how many times (e)'s time (a) takes and
 # (h)'s (g). The -top tables of (a), (b) and (d) must be identical, and
 # (g)'s the same but for the File line.
 #
@@ -44,7 +44,7 @@ while getopts "n:a:r:s:w:" opt; do
     *) sed -n '2,27p' "$0" >&2; exit 2 ;;
   esac
 done
-for tool in g++ llvm-symbolizer addr2line nm objdump /usr/bin/time; do
+for tool in g++ llvm-symbolizer addr2line nm objdump; do
   command -v "$tool" >/dev/null || { echo "bench/jitsym.sh: $tool not found" >&2; exit 1; }
 done
 mkdir -p "$work"
@@ -117,7 +117,7 @@ row() {
   local label=$1 r=$2
   read -r _ t m <<<"$r"
   awk -v l="$label" -v t="$t" -v b="$median_b" -v m="$m" -v s="$size" \
-    'BEGIN { printf "| %s | %.2f s | %.1fx | %.0f MiB (%.2fx the object) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
+    'BEGIN { printf "| %s | %.3f s | %.1fx | %.0f MiB (%.2fx the object) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
 }
 
 cat <<EOF

@@ -20,7 +20,7 @@
 # Each is run RUNS times (SLOW_RUNS for b and e), in rounds that run each
 # once, so that a machine that slows down or speeds up during the script
 # weighs on all alike; the table gives the median wall time, the ratio of
-# (b) to it, and the peak RSS (GNU time). The -top tables of (a) and (b)
+# (b) to it, and the peak RSS (bench/timeit). The -top tables of (a) and (b)
 # must be identical.
 #
 # Usage: bench/native.sh [-n FUNCS] [-u UNITS] [-a ADDRS] [-r RUNS] [-s SLOW_RUNS] [-l LLVM] [-w WORKDIR]
@@ -44,7 +44,7 @@ while getopts "n:u:a:r:s:l:w:" opt; do
   esac
 done
 llvm_bin=/usr/lib/llvm-$llvm/bin
-for tool in g++ "$llvm_bin/llvm-symbolizer" /usr/bin/time; do
+for tool in g++ "$llvm_bin/llvm-symbolizer"; do
   command -v "$tool" >/dev/null || { echo "bench/native.sh: $tool not found" >&2; exit 1; }
 done
 mkdir -p "$work"
@@ -102,7 +102,7 @@ row() {
   local label=$1 r=$2
   read -r _ t m <<<"$r"
   awk -v l="$label" -v t="$t" -v b="$median_b" -v m="$m" -v s="$size" \
-    'BEGIN { printf "| %s | %.2f s | %.1fx | %.0f MiB (%.2fx the binary) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
+    'BEGIN { printf "| %s | %.3f s | %.1fx | %.0f MiB (%.2fx the binary) |\n", l, t, b / t, m / 1024, m * 1024 / s }'
 }
 
 cat <<EOF

@@ -9,7 +9,7 @@
 #   (a) jitpprof -top perf.data
 #   (b) perf report --stdio --no-children --sort sym -g none -i perf.data
 #
-# The table gives the median wall time and the peak RSS (GNU time).
+# The table gives the median wall time and the peak RSS (bench/timeit).
 #
 # Usage: bench/perfdata.sh [-n ROUNDS] [-r RUNS] [-w WORKDIR]
 # Defaults: 5000 rounds, 3 runs, build/bench. The recording is cached.
@@ -25,12 +25,13 @@ while getopts "n:r:w:" opt; do
     *) sed -n '2,16p' "$0" >&2; exit 2 ;;
   esac
 done
-for tool in perf gcc /usr/bin/time; do
+for tool in perf gcc; do
   command -v "$tool" >/dev/null || { echo "bench/perfdata.sh: $tool not found" >&2; exit 1; }
 done
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 go build -o "$work/pprof" .
+go build -o "$work/timeit" ./bench/timeit
 dir=$work/perfdata-$rounds
 data=$dir/perf.data
 if [[ ! -f $data ]]; then
@@ -45,7 +46,7 @@ measure() { # NAME -- COMMAND...
   shift 2
   local times=() rss=0
   for ((i = 0; i < runs; i++)); do
-    /usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>/dev/null
+    "$work/timeit" -o "$work/$name.time" "$@" >"$work/$name.out" 2>/dev/null
     read -r t m <"$work/$name.time"
     times+=("$t")
     ((m > rss)) && rss=$m
