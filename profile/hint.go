@@ -11,8 +11,6 @@ const (
 	profileStringTable = 6
 
 	mappingID              = 1
-	mappingMemoryStart     = 2
-	mappingMemoryLimit     = 3
 	mappingFilename        = 5
 	mappingHasFunctions    = 7
 	mappingHasFilenames    = 8
@@ -37,9 +35,9 @@ const (
 // start reading the files the profile's symbolization will need.
 type Hint struct {
 	// Mappings are the mappings that a location refers to, the ones
-	// pprof's symbolizer may open. They carry only File, Start, Limit,
-	// HasFunctions, HasFilenames, HasLineNumbers and HasInlineFrames, as
-	// the parsed profile will.
+	// pprof's symbolizer may open. They carry only File, HasFunctions,
+	// HasFilenames, HasLineNumbers and HasInlineFrames, as the parsed
+	// profile will.
 	Mappings []*profile.Mapping
 	// JITAddresses are the addresses, in profile order, of the
 	// locations with no line in no mapping or in an anonymous one (no
@@ -125,10 +123,6 @@ func scanMapping(data []byte) (m *profile.Mapping, file int64, ok bool) {
 			switch field {
 			case mappingID:
 				m.ID = v
-			case mappingMemoryStart:
-				m.Start = v
-			case mappingMemoryLimit:
-				m.Limit = v
 			case mappingFilename:
 				file = int64(v)
 			case mappingHasFunctions:
