@@ -84,7 +84,8 @@ type File struct {
 	Progs []elf.ProgHeader
 
 	// Sections lists the section headers in file order: Sections[i] is
-	// section header i, and Sections[0] is the null section.
+	// section header i, and Sections[0] is the null section, all zero
+	// whatever its header holds (the extended counts, or garbage).
 	Sections []Section
 
 	lay      layout // the sizes of Class's structures
@@ -366,6 +367,12 @@ const headerChunk = 1024
 // parseSectionHeader decodes and validates section header i from b, which
 // starts at file offset tableOff + i*(the header size).
 func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
+	if i == 0 {
+		// Not a section: its header holds the extended counts, which
+		// NewFile reads itself. Whatever type or link it claims, it
+		// stays the null section, for every loop over Sections.
+		return nil
+	}
 	bo, w := f.ByteOrder, f.lay.word
 	s := &f.Sections[i]
 	s.Type = elf.SectionType(bo.Uint32(b[4:]))
@@ -377,9 +384,6 @@ func (f *File) parseSectionHeader(i int, b []byte, tableOff int64) error {
 	s.Info = bo.Uint32(b[12+4*w:])
 	s.Addralign = f.word(b[16+4*w:])
 	s.Entsize = f.word(b[16+5*w:])
-	if i == 0 {
-		return nil // holds extended counts, not a section
-	}
 	off := tableOff + int64(i)*int64(f.lay.shdr)
 	limit := ^uint64(0)
 	if w == 4 {

@@ -173,6 +173,27 @@ func TestRelocationErrors(t *testing.T) {
 	}
 }
 
+// TestSectionZero: section 0's header holds extended counts, not a
+// section. One that claims to be a symbol table linked to a string table
+// far out of range (a fuzzer's find, through jitsnap) reads as the null
+// section, and a relocation section linked to it is an error naming
+// what is wrong, not an index out of range.
+func TestSectionZero(t *testing.T) {
+	bo := binary.LittleEndian
+	o := relocObject(elf.EM_X86_64, 0, []elftest.Rela{{Type: uint32(elf.R_X86_64_64), Sym: symText}})
+	o.Sections[3].Link = 0
+	data := o.Bytes()
+	shoff := bo.Uint64(data[40:])
+	bo.PutUint32(data[shoff+4:], uint32(elf.SHT_SYMTAB))
+	bo.PutUint32(data[shoff+40:], 0x30303030)
+	f := newTestFile(t, data)
+	if s := f.Sections[0]; s != (Section{}) {
+		t.Errorf("section 0 reads as %+v, want the null section", s)
+	}
+	_, err := f.DWARF()
+	checkErr(t, err, false, "section 0 has type SHT_NULL, want SHT_SYMTAB")
+}
+
 func TestNoDWARF(t *testing.T) {
 	o := relocObject(elf.EM_X86_64, 0, nil)
 	o.Sections[1].Name = ".comment"

@@ -1,6 +1,7 @@
 package jitsnap
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/elftest"
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -299,5 +301,51 @@ func TestFindSymbolsSparse(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
 		t.Errorf("findSymbols allocated %d bytes", alloc)
+	}
+}
+
+// TestSectionZeroIsNoTable: the header of section 0 holds extended
+// counts, not a section, and elfrel validates the links of the others
+// only; a header 0 that claims to be a symbol table with a link far out
+// of range is passed over, by findSymbols and by checkObject (a fuzzer
+// found checkObject indexing with that link), and the real table is
+// used.
+func TestSectionZeroIsNoTable(t *testing.T) {
+	bo := binary.LittleEndian
+	symtab, strtab := elftest.Symtab(bo, []elftest.Symbol{
+		{Name: "jit.c", Info: byte(elf.STT_FILE), Shndx: uint16(elf.SHN_ABS)},
+		{Name: descriptorSymbol, Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_OBJECT), Shndx: 1, Value: 0x10, Size: descriptorSize},
+	})
+	for _, tc := range []struct {
+		typ  elf.Type
+		tab  elf.SectionType
+		name string
+	}{
+		{elf.ET_DYN, elf.SHT_DYNSYM, ".dynsym"},
+		{elf.ET_REL, elf.SHT_SYMTAB, ".symtab"},
+	} {
+		data := elftest.File{Type: tc.typ, Sections: []elftest.Section{
+			{Name: ".data", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Data: make([]byte, 64)},
+			{Name: tc.name, Type: tc.tab, Data: symtab, Link: 3, Info: 1, Entsize: elftest.SymSize},
+			{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab},
+		}}.Bytes()
+		shoff := bo.Uint64(data[40:])
+		bo.PutUint32(data[shoff+4:], uint32(tc.tab)) // section 0's sh_type
+		bo.PutUint32(data[shoff+40:], 0x30303030)    // and sh_link
+		f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "zero.o")
+		if err != nil {
+			t.Fatalf("%v: %v", tc.typ, err)
+		}
+		got, err := findSymbols(f, maxSymbolNames, descriptorSymbol)
+		if d := got[descriptorSymbol]; err != nil || d.Value != 0x10 || d.Size != descriptorSize {
+			t.Errorf("%v: findSymbols = %+v, %v; want %s at 0x10", tc.typ, got, err, descriptorSymbol)
+		}
+		if tc.typ != elf.ET_REL {
+			continue
+		}
+		_, ident, err := checkObject(data, bo)
+		if err != nil || ident != "jit.c" {
+			t.Errorf("checkObject: ident %q, %v; want jit.c", ident, err)
+		}
 	}
 }
