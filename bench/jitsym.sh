@@ -41,7 +41,7 @@ while getopts "n:a:r:s:w:" opt; do
     r) runs=$OPTARG ;;
     s) slow_runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,32p' "$0" >&2; exit 2 ;;
   esac
 done
 for tool in g++ llvm-symbolizer addr2line nm objdump; do
@@ -124,7 +124,7 @@ cat <<EOF
 
 Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(go version | cut -d' ' -f3); $(llvm-symbolizer --version | awk '/LLVM version/ {print "LLVM " $NF}'); $(addr2line --version | head -1)
 Object: $funcs functions, $sections section headers, $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}'); profile: $addrs distinct addresses
-Runs: median of $runs for (a), (e) and (f), of $slow_runs for the others, in rounds
+Runs: median of $runs for (a), (e), (f), (g) and (h), of $slow_runs for the others, in rounds
 Identical -top tables for (a), (b), (d) and, but for its File line, (g): $identical
 
 | pprof -top | median wall | speed-up vs (b) | peak RSS |

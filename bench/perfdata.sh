@@ -22,7 +22,7 @@ while getopts "n:r:w:" opt; do
     n) rounds=$OPTARG ;;
     r) runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
   esac
 done
 for tool in perf gcc; do
