@@ -123,8 +123,8 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // CPU); otherwise the Name is the system name.
 func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress *Progress, name func(string) string) []error {
 	type result struct {
-		stacks []stack // per location of the mapping
-		err    error
+		found lookup
+		err   error
 	}
 	results := make([]result, len(jms))
 	if progress == nil {
@@ -147,31 +147,42 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}
 				}
 			} else {
-				results[i].stacks = lookUp(obj, jm.Locations, progress, name)
+				results[i].found = lookUp(obj, jm.Locations, progress, name)
 			}
 			progress.objectsDone.Add(1)
 		}()
 	}
 	wg.Wait()
 
-	add := newFunctionAdder(p)
 	// The locations' lines, cut from one array.
-	frames := 0
+	frames, funcs := 0, 0
 	for _, r := range results {
-		for _, st := range r.stacks {
+		for _, st := range r.found.stacks {
 			frames += len(st.frames)
 		}
+		funcs += len(r.found.funcs)
 	}
+	add := newFunctionAdder(p, funcs)
 	lines := make([]profile.Line, frames)
 	var errs []error
 	for i, jm := range jms {
-		if results[i].err != nil {
-			errs = append(errs, results[i].err)
+		r := &results[i]
+		if r.err != nil {
+			errs = append(errs, r.err)
 			continue
 		}
-		for k, st := range results[i].stacks {
+		// The profile's Function of each of the lookup's functions, added
+		// when first met: in the order of the locations and their frames,
+		// as if every frame were added in turn.
+		fns := make([]*profile.Function, len(r.found.funcs))
+		for k, st := range r.found.stacks {
 			n := len(st.frames)
-			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], add)
+			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], func(id int32) *profile.Function {
+				if fns[id] == nil {
+					fns[id] = add(&r.found.funcs[id])
+				}
+				return fns[id]
+			})
 			lines = lines[n:]
 		}
 	}
@@ -182,21 +193,38 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 // workers.
 const minSplit = 512
 
-// stack is the frames of one location, leaf first, and the Name of the
-// function of each (nil if the names are the system names).
-type stack struct {
-	frames []gdriver.Frame
-	names  []string
+// A lookup is what lookUp found for the locations of one object: their
+// frames, and the functions those frames are in.
+type lookup struct {
+	stacks []stack    // per location
+	funcs  []function // told apart as pprof's symbolizer does
 }
 
-// lookUp returns the frames of each location of locs in obj, and the
-// Names of their functions if name is not nil. It looks them up in
-// address order, many of them on as many workers as there are CPUs, each
-// a run of neighbouring addresses: their units, nodes and line rows lie
-// close together in the object's index, which makes each lookup about
-// twice as fast as in the profile's order. A failed lookup leaves the
-// location unsymbolized, as pprof does when its symbolizer has no answer.
-func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(string) string) []stack {
+// stack is the frames of one location, leaf first, and the function of
+// each, an index into lookup.funcs.
+type stack struct {
+	frames []gdriver.Frame
+	fns    []int32
+}
+
+// function is a function of the profile as pprof's symbolizer tells them
+// apart (see newFunctionAdder).
+type function struct {
+	name, systemName, filename string
+	startLine                  int64
+}
+
+// lookUp returns the frames of each location of locs in obj, and their
+// functions, named by name if it is not nil. It looks them up in address
+// order, many of them on as many workers as there are CPUs, each a run of
+// neighbouring addresses: their units, nodes and line rows lie close
+// together in the object's index, which makes each lookup about twice as
+// fast as in the profile's order. Each worker tells its frames' functions
+// apart itself, so that the serial step after (Symbolize adding them to
+// the profile) meets each function about once per worker, not once per
+// frame. A failed lookup leaves the location unsymbolized, as pprof does
+// when its symbolizer has no answer.
+func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(string) string) lookup {
 	order := make([]int, len(locs))
 	for k := range order {
 		order[k] = k
@@ -204,38 +232,95 @@ func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(locs[x].Address, locs[y].Address) })
 	stacks := make([]stack, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
+	funcs := make([][]function, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			named := map[string]string{} // a function has many addresses
-			for _, k := range order[w*len(order)/workers : (w+1)*len(order)/workers] {
-				st := &stacks[k]
-				st.frames, _ = obj.SourceLine(locs[k].Address)
-				if name != nil && len(st.frames) > 0 {
-					st.names = make([]string, len(st.frames))
-					for i, f := range st.frames {
-						n, ok := named[f.Func]
-						if !ok {
-							n = name(f.Func)
-							named[f.Func] = n
-						}
-						st.names[i] = n
-					}
-				}
-				progress.addressesDone.Add(1)
-			}
+			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name)
 		}()
 	}
 	wg.Wait()
-	return stacks
+	// One table of functions: each worker's ids move up by the functions
+	// of the workers before it.
+	found := lookup{stacks: stacks, funcs: funcs[0]}
+	for w := 1; w < workers; w++ {
+		offset := int32(len(found.funcs))
+		found.funcs = append(found.funcs, funcs[w]...)
+		for _, k := range order[w*len(order)/workers : (w+1)*len(order)/workers] {
+			for i := range stacks[k].fns {
+				stacks[k].fns[i] += offset
+			}
+		}
+	}
+	return found
+}
+
+// lookUpRun looks up the locations locs[k] for k in run, in that order,
+// into stacks[k], and returns the functions their ids index.
+func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string) []function {
+	// A function has many addresses: its id by system name, and, for the
+	// rare system name of several functions (other files or start
+	// lines), by all three.
+	type key struct {
+		systemName, filename string
+		startLine            int64
+	}
+	byName := map[string]int32{}
+	byKey := map[key]int32{}
+	var funcs []function
+	var idBuf []int32 // stacks' fns are cut from it
+	var prev stack    // neighbouring addresses are often in the same functions
+	for _, k := range run {
+		st := &stacks[k]
+		st.frames, _ = obj.SourceLine(locs[k].Address)
+		n := len(st.frames)
+		if cap(idBuf)-len(idBuf) < n {
+			idBuf = make([]int32, 0, max(n, 1024))
+		}
+		st.fns = idBuf[len(idBuf) : len(idBuf)+n : len(idBuf)+n]
+		idBuf = idBuf[:len(idBuf)+n]
+		for i, f := range st.frames {
+			if i < len(prev.frames) {
+				if p := &prev.frames[i]; p.Func == f.Func && p.File == f.File && p.StartLine == f.StartLine {
+					st.fns[i] = prev.fns[i]
+					continue
+				}
+			}
+			start := int64(f.StartLine)
+			id, ok := byName[f.Func]
+			if ok && (funcs[id].filename != f.File || funcs[id].startLine != start) {
+				id, ok = byKey[key{f.Func, f.File, start}]
+			}
+			if !ok {
+				fn := function{name: f.Func, systemName: f.Func, filename: f.File, startLine: start}
+				if name != nil {
+					fn.name = name(f.Func)
+				}
+				id = int32(len(funcs))
+				funcs = append(funcs, fn)
+				if _, taken := byName[f.Func]; taken {
+					byKey[key{f.Func, f.File, start}] = id
+				} else {
+					byName[f.Func] = id
+				}
+			}
+			st.fns[i] = id
+		}
+		if n > 0 {
+			prev = *st
+		}
+		progress.addressesDone.Add(1)
+	}
+	return funcs
 }
 
 // apply writes the frames of one location into it, as lines, and records
 // on its mapping what kind of information was found, as pprof's
-// symbolizer does.
-func apply(m *profile.Mapping, l *profile.Location, st stack, lines []profile.Line, add functionAdder) {
+// symbolizer does. fn gives the profile's Function of a function id of
+// st.
+func apply(m *profile.Mapping, l *profile.Location, st stack, lines []profile.Line, fn func(id int32) *profile.Function) {
 	if len(st.frames) == 0 {
 		return
 	}
@@ -245,40 +330,38 @@ func apply(m *profile.Mapping, l *profile.Location, st stack, lines []profile.Li
 		m.HasFunctions = m.HasFunctions || f.Func != ""
 		m.HasFilenames = m.HasFilenames || f.File != ""
 		m.HasLineNumbers = m.HasLineNumbers || f.Line != 0
-		name := f.Func
-		if st.names != nil {
-			name = st.names[i]
-		}
-		fn := add(name, f.Func, f.File, int64(f.StartLine))
-		l.Line[i] = profile.Line{Function: fn, Line: int64(f.Line), Column: int64(f.Column)}
+		l.Line[i] = profile.Line{Function: fn(st.fns[i]), Line: int64(f.Line), Column: int64(f.Column)}
 	}
 	m.HasInlineFrames = true
 }
 
 // A functionAdder returns the Function of a profile with the given name,
 // system name, file and start line, adding it if it has none.
-type functionAdder func(name, systemName, filename string, startLine int64) *profile.Function
+type functionAdder func(f *function) *profile.Function
 
-// newFunctionAdder returns a functionAdder for the functions it adds to p.
-func newFunctionAdder(p *profile.Profile) functionAdder {
-	type key struct {
-		name, systemName, filename string
-		startLine                  int64
-	}
-	seen := map[key]*profile.Function{}
+// newFunctionAdder returns a functionAdder for the functions it adds to p,
+// room made for about hint of them.
+func newFunctionAdder(p *profile.Profile, hint int) functionAdder {
+	seen := make(map[function]*profile.Function, hint)
 	var maxID uint64
 	for _, f := range p.Function {
 		maxID = max(maxID, f.ID)
 	}
-	return func(name, systemName, filename string, startLine int64) *profile.Function {
-		k := key{name, systemName, filename, startLine}
-		if old := seen[k]; old != nil {
+	p.Function = slices.Grow(p.Function, hint)
+	var slab []profile.Function // new Functions are cut from it
+	return func(f *function) *profile.Function {
+		if old := seen[*f]; old != nil {
 			return old
 		}
+		if len(slab) == 0 {
+			slab = make([]profile.Function, max(hint, 64))
+		}
+		fn := &slab[0]
+		slab = slab[1:]
 		maxID++
-		f := &profile.Function{ID: maxID, Name: name, SystemName: systemName, Filename: filename, StartLine: startLine}
-		seen[k] = f
-		p.Function = append(p.Function, f)
-		return f
+		*fn = profile.Function{ID: maxID, Name: f.name, SystemName: f.systemName, Filename: f.filename, StartLine: f.startLine}
+		seen[*f] = fn
+		p.Function = append(p.Function, fn)
+		return fn
 	}
 }

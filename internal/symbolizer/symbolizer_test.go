@@ -146,3 +146,75 @@ func TestSymbolizeManyLocations(t *testing.T) {
 		t.Errorf("progress: %d of %d addresses, want all %d", done, of, len(p.Location))
 	}
 }
+
+// sameNameObject answers every address with an inline chain whose
+// functions share system names: the leaf is one of three functions named
+// "_Z1fv" (two files, two start lines), the caller "_Z1gv".
+type sameNameObject struct{}
+
+func (sameNameObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+	leaf := []gdriver.Frame{
+		{Func: "_Z1fv", File: "a.cc", StartLine: 1},
+		{Func: "_Z1fv", File: "b.cc", StartLine: 1},
+		{Func: "_Z1fv", File: "a.cc", StartLine: 7},
+	}[addr%3]
+	leaf.Line = int(addr % 100)
+	return []gdriver.Frame{leaf, {Func: "_Z1gv", File: "a.cc", Line: 20, StartLine: 18}}, nil
+}
+
+func (sameNameObject) Close() error { return nil }
+
+// TestSymbolizeSameSystemName: functions with one system name but another
+// file or start line stay apart, however the locations are split among
+// workers, each location's lines name its own, and the functions are
+// added once each, in the order of the locations and their frames.
+func TestSymbolizeSameSystemName(t *testing.T) {
+	p := &profile.Profile{Function: []*profile.Function{{ID: 3, Name: "main"}}}
+	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: "/jit/same.elf"}
+	p.Mapping = []*profile.Mapping{m}
+	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
+	r := rand.New(rand.NewSource(2))
+	for i := range 4 * minSplit {
+		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(1 << 30)), Mapping: m}
+		p.Location = append(p.Location, l)
+		jm.Locations = append(jm.Locations, l)
+	}
+	c := NewCache(func(*jprofile.Object) (Object, error) { return sameNameObject{}, nil })
+	defer c.Close()
+	named := func(s string) string { return "demangled " + s }
+	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, nil, named); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	// The order pprof's symbolizer would add them in: frame by frame.
+	var want []string
+	seen := map[string]bool{}
+	for _, l := range p.Location {
+		frames, _ := sameNameObject{}.SourceLine(l.Address)
+		if len(l.Line) != len(frames) {
+			t.Fatalf("location at %#x: %d lines, want %d", l.Address, len(l.Line), len(frames))
+		}
+		for i, f := range frames {
+			fn := l.Line[i].Function
+			if fn.SystemName != f.Func || fn.Name != named(f.Func) || fn.Filename != f.File || fn.StartLine != int64(f.StartLine) || l.Line[i].Line != int64(f.Line) {
+				t.Fatalf("location at %#x, frame %d: function %+v line %d, want %+v", l.Address, i, *fn, l.Line[i].Line, f)
+			}
+			k := fmt.Sprintf("%s %s %d", f.Func, f.File, f.StartLine)
+			if !seen[k] {
+				seen[k] = true
+				want = append(want, k)
+			}
+		}
+	}
+	var got []string
+	for _, fn := range p.Function[1:] {
+		got = append(got, fmt.Sprintf("%s %s %d", fn.SystemName, fn.Filename, fn.StartLine))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("functions added %q, want %q", got, want)
+	}
+	for i, fn := range p.Function {
+		if want := uint64(3 + i); fn.ID != want {
+			t.Errorf("function %d has ID %d, want %d", i, fn.ID, want)
+		}
+	}
+}
