@@ -22,13 +22,14 @@ import (
 //     addresses) gives the units, the subroutine nodes, their address
 //     spans, flattened function by function, and the extents of the
 //     namespaces and classes;
-//  2. nameNodes: the nodes' names, decoding again the entries they refer
-//     to, while .debug_info is still loaded; at the same time, on another
-//     goroutine, lineTables: .debug_line gives the line tables. The two
-//     share only sections they read; nameNodes writes the names and the
-//     nodes' names, lineTables the tables, sequences, rows and files;
-//  3. segments: the spans and the units' ranges become Symbolizer.segHi;
-//  4. callFiles: the call files of the nodes, kept as file numbers until
+//  2. three steps at the same time, each on its own goroutine, sharing
+//     only what they read: nameNodes, the nodes' names, decoding again the
+//     entries they refer to while .debug_info is still loaded (it writes
+//     the names and the nodes' names); lineTables, the line tables from
+//     .debug_line (the tables, sequences, rows and files); and segments,
+//     the spans and the units' ranges made Symbolizer.segHi (then
+//     dropped);
+//  3. callFiles: the call files of the nodes, kept as file numbers until
 //     then, become paths.
 //
 // With the synthetic object of BenchmarkSynthetic (56 MiB, an 8.6 MiB
@@ -70,7 +71,6 @@ type builder struct {
 	order    int32     // subroutine entries walked: rawSpan.order
 	flat     flattener
 	cuRaw    []rawSpan  // compile unit ranges; node is the unit index
-	cuRanges int        // len(cuRaw), once it is gone
 	spans    spanList   // per unit, sorted, disjoint: innermost subroutine at each address
 	unitSpan [][2]int32 // spans.spans[unitSpan[u][0]:unitSpan[u][1]] are unit u's
 	spanBuf  []span     // scratch space for sorting spans
@@ -137,7 +137,6 @@ func buildWith(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, wal
 	if err := b.infoPhase(); err != nil {
 		return b.wrap(err)
 	}
-	b.segments()
 	b.callFiles()
 	if b.tooDeep > 0 {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s: %d subroutine entries nested deeper than %d were left out; "+
@@ -154,7 +153,8 @@ func (b *builder) load(dst *[]byte, name string) error {
 }
 
 // infoPhase walks .debug_info, then names the nodes while the line
-// tables are read, and drops what only those steps use.
+// tables are read and the segments built, and drops what only those
+// steps use.
 func (b *builder) infoPhase() error {
 	for _, sec := range []struct {
 		dst  *[]byte
@@ -190,10 +190,13 @@ func (b *builder) infoPhase() error {
 	if err := b.load(&b.debugLine, ".debug_line"); err != nil {
 		return err
 	}
-	lines := make(chan error, 1)
-	go func() { lines <- b.lineTables() }()
+	lines, ranges := make(chan error, 1), len(b.cuRaw)
+	go func() { lines <- b.lineTables(ranges) }()
+	segs := make(chan struct{})
+	go func() { b.segments(); close(segs) }()
 	nameErr := b.nameNodes()
 	lineErr := <-lines
+	<-segs
 	if nameErr != nil {
 		return nameErr
 	}
@@ -212,13 +215,14 @@ func (b *builder) infoPhase() error {
 }
 
 // lineTables reads the line table of each unit. It runs at the same time
-// as nameNodes: see builder.
-func (b *builder) lineTables() error {
+// as nameNodes and segments: see builder. The units have ranges address
+// ranges in all.
+func (b *builder) lineTables(ranges int) error {
 	s := b.s
 	// With one section per function, a unit has a range and its line
 	// table a sequence for each.
-	s.seqs = make([]sequence, 0, len(b.cuRaw))
-	s.seqHi = make([]uint64, 0, len(b.cuRaw))
+	s.seqs = make([]sequence, 0, ranges)
+	s.seqHi = make([]uint64, 0, ranges)
 	s.lines = make([]byte, 0, len(b.debugLine)/2) // GCC's programs take 12 bytes a row, these 5
 	for u := range s.units {
 		s.units[u].table = -1
@@ -263,7 +267,6 @@ func (b *builder) callFiles() {
 // segments builds Symbolizer.segHi from the units' ranges and spans.
 func (b *builder) segments() {
 	s := b.s
-	b.cuRanges = len(b.cuRaw)
 	s.segLo, s.segHi, s.segCode = segments(flattenUnits(b.cuRaw, len(s.units)), &b.spans, b.unitSpan)
 	b.cuRaw, b.spans, b.unitSpan = nil, spanList{}, nil
 }
