@@ -70,9 +70,12 @@ type inProcessObject struct {
 }
 
 func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	frames, err := o.s.SourceLine(addr)
-	if err != nil || len(frames) == 0 {
-		return nil, err
+	// The frames are built in buf (on the stack, for all but the deepest
+	// inline chains) and copied once, into the slice returned.
+	var buf [8]jitsym.Frame
+	frames := o.s.AppendFrames(buf[:0], addr)
+	if len(frames) == 0 {
+		return nil, nil
 	}
 	out := make([]gdriver.Frame, len(frames))
 	for i, f := range frames {
