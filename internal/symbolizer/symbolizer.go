@@ -225,11 +225,7 @@ type function struct {
 // frame. A failed lookup leaves the location unsymbolized, as pprof does
 // when its symbolizer has no answer.
 func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(string) string) lookup {
-	order := make([]int, len(locs))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(locs[x].Address, locs[y].Address) })
+	order := addressOrder(locs)
 	stacks := make([]stack, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
 	funcs := make([][]function, workers)
@@ -272,6 +268,7 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 	var funcs []function
 	var idBuf []int32 // stacks' fns are cut from it
 	var prev stack    // neighbouring addresses are often in the same functions
+	var done int64    // addresses looked up since the last progress update
 	for _, k := range run {
 		st := &stacks[k]
 		st.frames, _ = obj.SourceLine(locs[k].Address)
@@ -311,9 +308,41 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 		if n > 0 {
 			prev = *st
 		}
-		progress.addressesDone.Add(1)
+		if done++; done == progressStep {
+			progress.addressesDone.Add(done)
+			done = 0
+		}
 	}
+	progress.addressesDone.Add(done)
 	return funcs
+}
+
+// progressStep is how many addresses a worker looks up between updates
+// of the progress it shares with the others.
+const progressStep = 256
+
+// addressOrder returns the indexes of locs in the order of their
+// addresses (of equal addresses, the first first).
+func addressOrder(locs []*profile.Location) []int {
+	type key struct {
+		addr uint64
+		k    int
+	}
+	keys := make([]key, len(locs))
+	for k, l := range locs {
+		keys[k] = key{l.Address, k}
+	}
+	slices.SortFunc(keys, func(x, y key) int {
+		if c := cmp.Compare(x.addr, y.addr); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.k, y.k)
+	})
+	order := make([]int, len(keys))
+	for i, key := range keys {
+		order[i] = key.k
+	}
+	return order
 }
 
 // apply writes the frames of one location into it, as lines, and records
