@@ -254,8 +254,14 @@ for pkg in $(go list ./...); do
     # (golang.org/issue/75804, fixed in Go 1.27): no input failed then, and
     # none is written. Such a run is retried, at most twice; anything else
     # fails.
+    #
+    # Each new input that widens coverage is minimized for at most a
+    # second, not the engine's default minute: with inputs of tens of KiB
+    # (the object files' seeds) minimizing took the whole run, about 20
+    # executions of FuzzNewFile in 150 s where it makes 20,000 in 30 s now.
     for attempt in 1 2 3; do
-      if go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" "$pkg" >"$log" 2>&1; then
+      if go test -run='^$' -fuzz="^${fuzzer}\$" -fuzztime="${FUZZTIME:-10s}" -fuzzminimizetime=1s "$pkg" >"$log" 2>&1; then
+        echo "  $(grep -o 'execs: [0-9]*' "$log" | tail -1), $(grep -o 'new interesting: [0-9]*' "$log" | tail -1)"
         break
       fi
       if grep -q 'context deadline exceeded' "$log" && ! grep -q -e 'Failing input written' -e 'panic:' "$log" && ((attempt < 3)); then

@@ -43,12 +43,16 @@ func FuzzObjFile(f *testing.F) {
 	f.Add([]byte("\xca\xfe\xba\xbe\x00\x00\x00\x02"), uint64(0))
 	f.Add([]byte("MZ\x90\x00"), uint64(0))
 	rx := regexp.MustCompile(".")
+	// One file, rewritten for each input, and one empty debug directory:
+	// inputs run one after another in a fuzzing process, and creating
+	// directories and files for each took most of the time.
+	dir, debugDir := f.TempDir(), f.TempDir()
+	path := filepath.Join(dir, "bin")
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
-		path := filepath.Join(t.TempDir(), "bin")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tool := New(Options{DebugDirs: []string{t.TempDir()}})
+		tool := New(Options{DebugDirs: []string{debugDir}})
 		defer tool.Close()
 		for _, m := range [][3]uint64{{0, ^uint64(0), 0}, {0x400000, 0x500000, 0}, {0x7f0000000000, 0x7f0000100000, 0x1000}} {
 			of, err := tool.Open(path, m[0], m[1], m[2], "")
