@@ -286,8 +286,9 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 				}
 			}
 			start := int64(f.StartLine)
-			id, ok := byName[f.Func]
-			if ok && (funcs[id].filename != f.File || funcs[id].startLine != start) {
+			id, named := byName[f.Func]
+			ok := named
+			if named && (funcs[id].filename != f.File || funcs[id].startLine != start) {
 				id, ok = byKey[key{f.Func, f.File, start}]
 			}
 			if !ok {
@@ -297,7 +298,7 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 				}
 				id = int32(len(funcs))
 				funcs = append(funcs, fn)
-				if _, taken := byName[f.Func]; taken {
+				if named {
 					byKey[key{f.Func, f.File, start}] = id
 				} else {
 					byName[f.Func] = id
