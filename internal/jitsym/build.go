@@ -215,8 +215,8 @@ func (b *builder) infoPhase() error {
 }
 
 // lineTables reads the line table of each unit. It runs at the same time
-// as nameNodes and segments: see builder. The units have ranges address
-// ranges in all.
+// as nameNodes and segments: see builder. ranges, the number of the
+// units' address ranges, sizes its tables.
 func (b *builder) lineTables(ranges int) error {
 	s := b.s
 	// With one section per function, a unit has a range and its line
