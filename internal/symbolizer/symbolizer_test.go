@@ -109,21 +109,29 @@ func (addrObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 
 func (addrObject) Close() error { return nil }
 
+// addRandomMapping adds to p, which has none, a JIT mapping of the object
+// file with n locations at random addresses below limit (from seed), and
+// returns it.
+func addRandomMapping(p *profile.Profile, file string, n int, seed, limit int64) jprofile.JITMapping {
+	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: file}
+	p.Mapping = []*profile.Mapping{m}
+	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
+	r := rand.New(rand.NewSource(seed))
+	for i := range n {
+		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(limit)), Mapping: m}
+		p.Location = append(p.Location, l)
+		jm.Locations = append(jm.Locations, l)
+	}
+	return jm
+}
+
 // TestSymbolizeManyLocations: the locations of one object, enough to be
 // looked up by several workers in address order, each get their own
 // frames and the Names the name function gives, and the functions are
 // added in the order of the locations.
 func TestSymbolizeManyLocations(t *testing.T) {
 	p := &profile.Profile{}
-	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: "/jit/big.elf"}
-	p.Mapping = []*profile.Mapping{m}
-	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
-	r := rand.New(rand.NewSource(1))
-	for i := range 5 * minSplit {
-		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(1 << 40)), Mapping: m}
-		p.Location = append(p.Location, l)
-		jm.Locations = append(jm.Locations, l)
-	}
+	jm := addRandomMapping(p, "/jit/big.elf", 5*minSplit, 1, 1<<40)
 	c := NewCache(func(*jprofile.Object) (Object, error) { return addrObject{}, nil })
 	defer c.Close()
 	var progress Progress
@@ -170,15 +178,7 @@ func (sameNameObject) Close() error { return nil }
 // added once each, in the order of the locations and their frames.
 func TestSymbolizeSameSystemName(t *testing.T) {
 	p := &profile.Profile{Function: []*profile.Function{{ID: 3, Name: "main"}}}
-	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: "/jit/same.elf"}
-	p.Mapping = []*profile.Mapping{m}
-	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
-	r := rand.New(rand.NewSource(2))
-	for i := range 4 * minSplit {
-		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(1 << 30)), Mapping: m}
-		p.Location = append(p.Location, l)
-		jm.Locations = append(jm.Locations, l)
-	}
+	jm := addRandomMapping(p, "/jit/same.elf", 4*minSplit, 2, 1<<30)
 	c := NewCache(func(*jprofile.Object) (Object, error) { return sameNameObject{}, nil })
 	defer c.Close()
 	named := func(s string) string { return "demangled " + s }
