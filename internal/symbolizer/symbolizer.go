@@ -175,14 +175,15 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 		// when first met: in the order of the locations and their frames,
 		// as if every frame were added in turn.
 		fns := make([]*profile.Function, len(r.found.funcs))
+		fn := func(id int32) *profile.Function {
+			if fns[id] == nil {
+				fns[id] = add(&r.found.funcs[id])
+			}
+			return fns[id]
+		}
 		for k, st := range r.found.stacks {
 			n := len(st.frames)
-			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], func(id int32) *profile.Function {
-				if fns[id] == nil {
-					fns[id] = add(&r.found.funcs[id])
-				}
-				return fns[id]
-			})
+			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], fn)
 			lines = lines[n:]
 		}
 	}
