@@ -105,6 +105,9 @@ func TestParseMeta(t *testing.T) {
 		{name: "missing size", in: `{"sections":[{"name":".text","start":4096}]}`, wantErr: `section 0: missing ["size"]`},
 		{name: "wraps", in: `{"sections":[{"name":".t","start":18446744073709551615,"size":2}]}`, wantErr: "wraps around"},
 		{name: "trailing data", in: `{"sections":[]} {}`, wantErr: "trailing data"},
+		{name: "name bytes that are not UTF-8 are kept", in: "{\"sections\":[{\"name\":\".\x8bss\\u00e9\",\"start\":1,\"size\":1}]}",
+			want: []Section{{Name: ".\x8bss\u00e9", Start: 1, Size: 1}}},
+		{name: "name not a string", in: `{"sections":[{"name":12,"start":1,"size":1}]}`, wantErr: "section 0: name is a number, not a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseMeta(strings.NewReader(tc.in))
@@ -126,6 +129,24 @@ func TestParseMeta(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMetaNameAsEncodingJSON: a name that is UTF-8 decodes as
+// encoding/json decodes the string, escapes and surrogates included.
+func TestMetaNameAsEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`""`, `"a.text"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\u20AC"`, `"é€😀"`,
+		`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`, `"\ud83d\ud83d\ude00"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var got metaName
+		if err := json.Unmarshal([]byte(in), &got); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; encoding/json gives %q", in, got, err, want)
+		}
 	}
 }
 

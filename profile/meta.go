@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/jitpprof/pprof/internal/safename"
 )
@@ -31,9 +34,97 @@ func (s Section) Contains(addr uint64) bool { return s.Start <= addr && addr-s.S
 // encoding/json matches keys case-insensitively, so "name", "Name" and
 // "NAME" are all accepted.
 type metaSection struct {
-	Name  *string
+	Name  *metaName
 	Start *uint64
 	Size  *uint64
+}
+
+// A metaName is a section name as a .meta file spells it, byte for byte.
+type metaName string
+
+// UnmarshalJSON decodes the JSON string data keeping the bytes that are
+// not UTF-8: section names are bytes, which the dump listener and jitsnap
+// write as they are, and encoding/json would turn each such byte into
+// U+FFFD, so that the name no longer matched its section in the ELF
+// file. Escapes are decoded as encoding/json decodes them (a lone
+// surrogate is U+FFFD).
+func (n *metaName) UnmarshalJSON(data []byte) error {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		tok, _ := json.NewDecoder(bytes.NewReader(data)).Token()
+		return fmt.Errorf("name is %s, not a string", tokenKind(tok))
+	}
+	in := data[1 : len(data)-1]
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i++; i == len(in) {
+			return errors.New("name ends in a backslash")
+		}
+		switch c = in[i]; c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(in[i+1:])
+			if !ok {
+				return errors.New("name has a malformed \\u escape")
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if i+2 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
+					r2, ok = hex4(in[i+3:])
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return fmt.Errorf("name has an invalid escape \\%c", c)
+		}
+	}
+	*n = metaName(out)
+	return nil
+}
+
+// hex4 returns the number the four hexadecimal digits at the start of b
+// spell.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // maxMetaSize bounds how much of a .meta file is read. A section entry
@@ -267,7 +358,7 @@ func (ms *metaSection) section(i int) (Section, error) {
 	if len(missing) > 0 {
 		return Section{}, fmt.Errorf("section %d: missing %v", i, missing)
 	}
-	s := Section{Name: *ms.Name, Start: *ms.Start, Size: *ms.Size}
+	s := Section{Name: string(*ms.Name), Start: *ms.Start, Size: *ms.Size}
 	if s.Size > math.MaxUint64-s.Start {
 		return Section{}, fmt.Errorf("section %d (%s): start %#x + size %#x wraps around the address space", i, safename.String(s.Name), s.Start, s.Size)
 	}
