@@ -55,17 +55,21 @@ type Hint struct {
 // two mappings with one ID the locations refer to the last. ok is false
 // if data is not a sequence of well-formed fields, or a mapping's file
 // is not in the string table.
+//
+// It reads data twice: first the mappings and the string table, wherever
+// they are, then the locations, each checked against its mapping as it
+// is met, so that nothing is kept per location (a profile's locations
+// outnumber its mappings by thousands).
 func scan(data []byte) (h Hint, ok bool) {
 	var strs [][]byte
 	var ms []*profile.Mapping
 	var files []int64 // string index of each mapping's file
-	var locs []scannedLocation
-	for len(data) > 0 {
-		field, wire, _, body, rest, ok := nextField(data)
+	for rest := data; len(rest) > 0; {
+		field, wire, _, body, next, ok := nextField(rest)
 		if !ok {
 			return Hint{}, false
 		}
-		data = rest
+		rest = next
 		if wire != wireBytes {
 			continue
 		}
@@ -79,12 +83,6 @@ func scan(data []byte) (h Hint, ok bool) {
 			}
 			ms = append(ms, m)
 			files = append(files, file)
-		case profileLocation:
-			l, ok := scanLocation(body)
-			if !ok {
-				return Hint{}, false
-			}
-			locs = append(locs, l)
 		}
 	}
 	byID := make(map[uint64]*profile.Mapping, len(ms))
@@ -96,9 +94,25 @@ func scan(data []byte) (h Hint, ok bool) {
 		byID[m.ID] = m
 	}
 	used := make(map[uint64]bool, len(ms))
-	for _, l := range locs {
-		used[l.mappingID] = true
-		if m := byID[l.mappingID]; l.address != 0 && !l.hasLine && (m == nil || m.File == "") {
+	// Neighbouring locations mostly share a mapping: the last one looked
+	// up is kept.
+	var last *profile.Mapping
+	lastID, looked := uint64(0), false
+	for rest := data; len(rest) > 0; {
+		field, wire, _, body, next, _ := nextField(rest) // well-formed: read above
+		rest = next
+		if wire != wireBytes || field != profileLocation {
+			continue
+		}
+		l, ok := scanLocation(body)
+		if !ok {
+			return Hint{}, false
+		}
+		if !looked || l.mappingID != lastID {
+			lastID, last, looked = l.mappingID, byID[l.mappingID], true
+			used[l.mappingID] = true
+		}
+		if l.address != 0 && !l.hasLine && (last == nil || last.File == "") {
 			h.JITAddresses = append(h.JITAddresses, l.address)
 		}
 	}

@@ -108,6 +108,22 @@ func hintSeeds(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	seeds["JIT addresses"] = jit.Bytes()
+	// The same with its mappings last, after the locations that refer
+	// to them (upstream writes them first; any order decodes).
+	var first, mappings []byte
+	for data := jit.Bytes(); len(data) > 0; {
+		field, _, _, _, rest, ok := nextField(data)
+		if !ok {
+			t.Fatal("JIT addresses: not well-formed")
+		}
+		if field == profileMapping {
+			mappings = append(mappings, data[:len(data)-len(rest)]...)
+		} else {
+			first = append(first, data[:len(data)-len(rest)]...)
+		}
+		data = rest
+	}
+	seeds["mappings last"] = append(first, mappings...)
 	// has_functions as a 10-byte varint whose bits beyond 64 upstream's
 	// decoder drops (it reads false) and encoding/binary calls an
 	// overflow; then the string table's "".
