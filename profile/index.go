@@ -73,7 +73,13 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 		}
 	}
 	for _, kind := range []Kind{LLVMDump, JITDump, PerfMap} {
-		var mine []indexEntry
+		n := 0
+		for _, e := range all {
+			if e.obj.Kind == kind {
+				n++
+			}
+		}
+		mine := make([]indexEntry, 0, n)
 		for _, e := range all {
 			if e.obj.Kind == kind {
 				mine = append(mine, e)
@@ -140,11 +146,25 @@ func subtract(entries, taken []indexEntry, report func(winner, loser indexEntry)
 	return out
 }
 
-// mergeIndex merges two disjoint sorted indexes that do not overlap.
+// mergeIndex merges two disjoint sorted indexes that do not overlap. It
+// returns a or b itself if the other is empty (mostly, all of a run's
+// objects are of one kind).
 func mergeIndex(a, b []indexEntry) []indexEntry {
-	out := append(slices.Clone(a), b...)
-	slices.SortFunc(out, func(x, y indexEntry) int { return cmp.Compare(x.start, y.start) })
-	return out
+	switch {
+	case len(a) == 0:
+		return b
+	case len(b) == 0:
+		return a
+	}
+	out := make([]indexEntry, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].start < b[0].start {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func overlapError(winner, loser indexEntry) error {

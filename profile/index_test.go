@@ -144,3 +144,62 @@ func TestOverlapRule(t *testing.T) {
 		}
 	}
 }
+
+// TestKindRanking: of overlapping code, an LLVM dump's wins over a
+// jitdump's, which wins over a perf map's, whatever the addresses; the
+// kinds' sections interleave in one sorted index (Lookup is a binary
+// search over it), each overlap said once per pair of objects.
+func TestKindRanking(t *testing.T) {
+	dump := &Object{Path: "/jit/z.elf", Kind: LLVMDump, Sections: []Section{
+		{Name: ".text.a", Start: 0x1000, Size: 0x100},
+		{Name: ".text.b", Start: 0x5000, Size: 0x100},
+	}}
+	jd := &Object{Path: "/tmp/jit-1.dump", Kind: JITDump, Sections: []Section{
+		{Name: "f", Start: 0x0f80, Size: 0x100}, // under .text.a's start
+		{Name: "g", Start: 0x3000, Size: 0x100},
+		{Name: "h", Start: 0x7000, Size: 0x100},
+	}}
+	pm := &Object{Path: "/tmp/perf-1.map", Kind: PerfMap, Sections: []Section{
+		{Name: "wide", Start: 0x0800, Size: 0x8000}, // over everything
+		{Name: "after", Start: 0x9000, Size: 0x10},
+	}}
+	set, errs := NewObjectSet([]*Object{pm, jd, dump})
+	if len(errs) != 3 {
+		t.Errorf("got %d overlap errors, want 3 (one per pair of objects): %v", len(errs), errs)
+	}
+	for _, e := range errs {
+		if msg := e.Error(); !strings.Contains(msg, " wins over a ") {
+			t.Errorf("overlap error %q does not give the kinds' rule", msg)
+		}
+	}
+	for _, tc := range []struct {
+		addr uint64
+		want string
+	}{
+		{0x07ff, ""},
+		{0x0800, "wide"},
+		{0x0f80, "f"},
+		{0x0fff, "f"},
+		{0x1000, ".text.a"},
+		{0x10ff, ".text.a"},
+		{0x1100, "wide"},
+		{0x3000, "g"},
+		{0x3100, "wide"},
+		{0x5050, ".text.b"},
+		{0x7000, "h"},
+		{0x87ff, "wide"},
+		{0x8800, ""},
+		{0x9000, "after"},
+		{0x9010, ""},
+	} {
+		_, sec := set.Lookup(tc.addr)
+		if sec.Name != tc.want {
+			t.Errorf("Lookup(%#x) = %q, want %q", tc.addr, sec.Name, tc.want)
+		}
+	}
+	for i := 1; i < len(set.index); i++ {
+		if prev, e := set.index[i-1], set.index[i]; prev.limit > e.start {
+			t.Fatalf("index entries %d and %d out of order or overlapping: %+v, %+v", i-1, i, prev, e)
+		}
+	}
+}

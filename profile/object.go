@@ -334,7 +334,7 @@ func readELFSections(path string) ([]elfSection, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []elfSection
+	out := make([]elfSection, 0, len(f.Sections))
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NULL {
 			continue
