@@ -51,9 +51,10 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	if err != nil {
 		return nil, "", err
 	}
-	// The JIT objects that hold the profile's anonymous addresses are
-	// read and indexed while the profile is parsed.
+	// The JIT objects are read while the profile is decompressed and
+	// parsed, and those that hold its anonymous addresses indexed.
 	dirs := f.run.jit.dirs(local)
+	f.run.jit.preload(dirs)
 	warmJIT := f.run.jit.warmer(dirs)
 	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), func(h jprofile.Hint) {
 		f.run.warmMappings(h.Mappings)

@@ -282,6 +282,22 @@ func (j *jitStage) load(dirs []string) loadedSet {
 	return ls
 }
 
+// preload loads the JIT objects of dirs in the background, as the stage
+// will once the profile is parsed (see objects): started before the
+// profile is decompressed, the reading of the directories, the objects'
+// metadata and their section tables overlaps it. Nothing is said about
+// the objects until the stage runs.
+func (j *jitStage) preload(dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	j.warming.Add(1)
+	go func() {
+		defer j.warming.Done()
+		j.load(dirs)
+	}()
+}
+
 // warmer returns the function to call with the JIT addresses a quick
 // scan of a profile about to be parsed found (see jprofile.Hint), when
 // the JIT objects are to be symbolized in process: it loads the JIT
