@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,4 +72,43 @@ func TestWarmer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreload: the objects of the JIT directories are loaded before the
+// profile is parsed, once, and silently: what was wrong with them is
+// said when the stage uses them, once, as without the preload.
+func TestPreload(t *testing.T) {
+	dir := copyObjects(t) // two LLVM dumps
+	if err := os.WriteFile(filepath.Join(dir, "broken.meta"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.elf"), []byte("\x7fELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
+	flags.String(flagSymbolize, "", "")
+	ui := &testUI{}
+	j := newJIT(flags, ui, []string{dir}, func(string) string { return "" }, nil)
+	flags.Parse(func() {})
+	dirs := j.dirs("")
+	j.preload(dirs)
+	j.preload(nil) // nothing to load
+	j.warming.Wait()
+	if len(ui.msgs) != 0 {
+		t.Errorf("the preload said %q", ui.msgs)
+	}
+	if _, computed := j.loads.Get(strings.Join(dedupDirs(dirs), "\x00"), func() loadedSet {
+		return loadedSet{}
+	}); computed {
+		t.Fatal("the directories were not loaded ahead")
+	}
+	set := j.objects(dirs)
+	j.objects(dirs)
+	if set.Len() != 2 {
+		t.Errorf("the stage's set has %d objects, want the 2 intact dumps", set.Len())
+	}
+	if got := ui.mentioning("broken"); len(got) != 1 {
+		t.Errorf("the broken object is mentioned %d times, want once: %q", len(got), ui.msgs)
+	}
+	j.close()
 }
