@@ -21,20 +21,22 @@ import (
 //  1. walk: .debug_info (with .debug_abbrev, .debug_str, ranges and
 //     addresses) gives the units, the subroutine nodes, their address
 //     spans, flattened function by function, and the extents of the
-//     namespaces and classes;
-//  2. three steps at the same time, each on its own goroutine, sharing
-//     only what they read: nameNodes, the nodes' names, decoding again the
-//     entries they refer to while .debug_info is still loaded (it writes
-//     the names and the nodes' names); lineTables, the line tables from
-//     .debug_line (the tables, sequences, rows and files); and segments,
-//     the spans and the units' ranges made Symbolizer.segHi (then
-//     dropped);
+//     namespaces and classes. At the same time, on its own goroutine,
+//     lineTables reads the line tables from .debug_line (the tables,
+//     sequences, rows and files) of the units whose root entries
+//     unitRoots read first: an object of one unit, as a JIT's is, is
+//     walked on one CPU, and the line tables take the other;
+//  2. two steps at the same time, sharing only what they read: nameNodes,
+//     the nodes' names, decoding again the entries they refer to while
+//     .debug_info is still loaded (it writes the names and the nodes'
+//     names); and segments, the spans and the units' ranges made
+//     Symbolizer.segHi (then dropped);
 //  3. callFiles: the call files of the nodes, kept as file numbers until
 //     then, become paths.
 //
 // With the synthetic object of BenchmarkSynthetic (56 MiB, an 8.6 MiB
-// .debug_info), the live heap peaks at about 24 MiB, while nameNodes
-// runs, and the index keeps 11 MiB.
+// .debug_info), the live heap peaks at about 32 MiB (its
+// open-peak-live-MiB), and the index keeps 11 MiB.
 type builder struct {
 	s       *Symbolizer
 	file    string
@@ -152,9 +154,9 @@ func (b *builder) load(dst *[]byte, name string) error {
 	return err
 }
 
-// infoPhase walks .debug_info, then names the nodes while the line
-// tables are read and the segments built, and drops what only those
-// steps use.
+// infoPhase walks .debug_info while the line tables are read, then
+// names the nodes while the segments are built, and drops what only
+// those steps use.
 func (b *builder) infoPhase() error {
 	for _, sec := range []struct {
 		dst  *[]byte
@@ -182,26 +184,44 @@ func (b *builder) infoPhase() error {
 	b.nodeDie = make([]nodeEntry, 0, n/72)
 	b.s.nodes = make([]node, 0, n/72)
 	b.spans.spans = make([]span, 0, n/48)
-	if err := b.walk(); err != nil {
+	// The line tables are read while .debug_info is walked: they need
+	// only the units' root entries. (A single unit is walked on one CPU.)
+	hs, headerErr := b.unitHeaders()
+	roots := b.unitRoots(hs)
+	lineLoadErr := b.load(&b.debugLine, ".debug_line")
+	lines := make(chan lineResult, 1)
+	if lineLoadErr == nil {
+		go func() { lines <- b.lineTables(roots) }()
+	} else {
+		lines <- lineResult{}
+	}
+	// Errors are returned as the phases would meet them one after the
+	// other: the walk's, .debug_line's, the names', the line tables'.
+	if err := b.walk(hs, headerErr); err != nil {
+		<-lines
 		return err
+	}
+	if lineLoadErr != nil {
+		return lineLoadErr
 	}
 	// Names need .debug_info and the string sections, not the others.
 	b.debugAddr, b.debugRanges, b.debugRnglists, b.rangeBuf, b.spanBuf = nil, nil, nil, nil, nil
-	if err := b.load(&b.debugLine, ".debug_line"); err != nil {
-		return err
-	}
-	lines, ranges := make(chan error, 1), len(b.cuRaw)
-	go func() { lines <- b.lineTables(ranges) }()
 	segs := make(chan struct{})
 	go func() { b.segments(); close(segs) }()
 	nameErr := b.nameNodes()
-	lineErr := <-lines
 	<-segs
-	if nameErr != nil {
+	lr := <-lines
+	switch {
+	case nameErr != nil:
 		return nameErr
+	case lr.err != nil:
+		return lr.err
+	case len(lr.tables) != len(b.s.units):
+		// unitRoots and the walk read the same root entries.
+		return fmt.Errorf("internal error: %d units walked, %d line table entries", len(b.s.units), len(lr.tables))
 	}
-	if lineErr != nil {
-		return lineErr
+	for u, ti := range lr.tables {
+		b.s.units[u].table = ti
 	}
 	b.debugLine, b.debugStr, b.debugLineStr, b.debugStrOffsets = nil, nil, nil, nil
 	b.debugInfo, b.debugAbbrev = nil, nil
@@ -214,30 +234,39 @@ func (b *builder) infoPhase() error {
 	return nil
 }
 
-// lineTables reads the line table of each unit. It runs at the same time
-// as nameNodes and segments: see builder. ranges, the number of the
-// units' address ranges, sizes its tables.
-func (b *builder) lineTables(ranges int) error {
+// A lineResult is what lineTables read: the line table of each unit
+// (an index into Symbolizer.tables, or -1 for none), or an error.
+type lineResult struct {
+	tables []int32
+	err    error
+}
+
+// lineTables reads the line table of each unit of roots. It runs at the
+// same time as the walk, nameNodes and segments (see builder), touching
+// only the line tables' own state, and drops .debug_line when done.
+func (b *builder) lineTables(roots []walkedUnit) lineResult {
 	s := b.s
 	// With one section per function, a unit has a range and its line
-	// table a sequence for each.
-	s.seqs = make([]sequence, 0, ranges)
-	s.seqHi = make([]uint64, 0, ranges)
+	// table a sequence for each: about one per 80 bytes of the
+	// section.
+	s.seqs = make([]sequence, 0, len(b.debugLine)/80)
+	s.seqHi = make([]uint64, 0, len(b.debugLine)/80)
 	s.lines = make([]byte, 0, len(b.debugLine)/2) // GCC's programs take 12 bytes a row, these 5
-	for u := range s.units {
-		s.units[u].table = -1
-		w := &b.walked[u]
+	tables := make([]int32, len(roots))
+	for u := range roots {
+		tables[u] = -1
+		w := &roots[u]
 		if w.hasStmtList {
 			ti, err := b.lineTable(w.stmtList, lineUnit{compDir: w.compDir, strOffBase: w.strOffBase, dwarf64: w.hdr.dwarf64})
 			if err != nil {
-				return err
+				return lineResult{err: err}
 			}
-			s.units[u].table = ti
+			tables[u] = ti
 		}
 	}
-	b.seqRows = nil
+	b.seqRows, b.debugLine = nil, nil
 	s.seqs, s.seqHi, s.files, s.lines = clip(s.seqs), clip(s.seqHi), clip(s.files), clip(s.lines)
-	return nil
+	return lineResult{tables: tables}
 }
 
 // callFiles turns the nodes' call files, file numbers of their unit's

@@ -65,24 +65,11 @@ const rangeChunk = 1024
 // into runs of units, walked at the same time by as many builders as
 // there are CPUs (see walkers), and their results are joined in order:
 // the index is the same as from one walk.
-func (b *builder) walk() error {
-	var hs []unitHeader
-	c := &cursor{data: b.debugInfo, bo: b.bo, sec: ".debug_info"}
-	var headerErr error
-	for c.off < len(c.data) {
-		h, err := parseUnitHeader(c)
-		if err != nil {
-			headerErr = err // after the units before it, as one walk would
-			break
-		}
-		if h.version == 0 {
-			continue // zero-length padding
-		}
-		switch h.unitType {
-		case utCompile, utPartial, utSkeleton:
-			hs = append(hs, h)
-		}
-	}
+//
+// hs are the headers of the units (see unitHeaders), and headerErr what
+// was wrong with the header after them, if anything: it is returned
+// once they are walked, as one walk would.
+func (b *builder) walk(hs []unitHeader, headerErr error) error {
 	runs := splitUnits(hs, b.walkers, b.walkMin)
 	if len(runs) <= 1 {
 		for i := range hs {
@@ -130,6 +117,71 @@ func (b *builder) walk() error {
 		return errTooManyRanges // as one walk would have found
 	}
 	return headerErr
+}
+
+// unitHeaders reads the headers of the compile, partial and skeleton
+// units of .debug_info, up to the first header that cannot be read, and
+// returns what was wrong with it.
+func (b *builder) unitHeaders() (hs []unitHeader, headerErr error) {
+	c := &cursor{data: b.debugInfo, bo: b.bo, sec: ".debug_info"}
+	for c.off < len(c.data) {
+		h, err := parseUnitHeader(c)
+		if err != nil {
+			return hs, err
+		}
+		if h.version == 0 {
+			continue // zero-length padding
+		}
+		switch h.unitType {
+		case utCompile, utPartial, utSkeleton:
+			hs = append(hs, h)
+		}
+	}
+	return hs, nil
+}
+
+// unitRoots returns what the walk will find of the units hs, from their
+// root entries alone: one walkedUnit per unit it indexes, in order, up to
+// the first whose root entry cannot be read (the walk fails there).
+// The line tables are read from it while the walk runs.
+func (b *builder) unitRoots(hs []unitHeader) []walkedUnit {
+	var roots []walkedUnit
+	var e entry
+	for i := range hs {
+		_, w, ok, err := b.unitRoot(&hs[i], &e)
+		if err != nil {
+			break
+		}
+		if ok {
+			roots = append(roots, w)
+		}
+	}
+	return roots
+}
+
+// unitRoot reads the root entry of the unit h into e. It returns a cursor
+// after it and what the phases after the walk need of the unit; ok is
+// false, with no error, for a unit the walk passes over (no root entry,
+// or one that is not a unit's).
+func (b *builder) unitRoot(h *unitHeader, e *entry) (c *cursor, w walkedUnit, ok bool, err error) {
+	t, err := b.parseAbbrevs(h.abbrevOff)
+	if err != nil {
+		return nil, walkedUnit{}, false, err
+	}
+	c = &cursor{data: b.debugInfo[:h.end], off: int(h.dieOff), bo: b.bo, sec: ".debug_info"}
+	cu, err := readEntry(c, h, t, e)
+	if err != nil || cu == nil {
+		return nil, walkedUnit{}, false, err
+	}
+	switch cu.tag {
+	case tagCompileUnit, tagPartialUnit, tagSkeletonUnit:
+	default:
+		return nil, walkedUnit{}, false, nil
+	}
+	w = walkedUnit{hdr: *h, abbrevs: t, strOffBase: cu.strOffBase, hasStrOff: cu.hasStrOffB,
+		stmtList: cu.stmtList, hasStmtList: cu.hasStmtList}
+	w.compDir = b.str(b.resolveStr(cu.compDir, &w))
+	return c, w, true, nil
 }
 
 // splitUnits splits the units hs into runs of neighbours, each cut once
@@ -230,35 +282,24 @@ func (b *builder) join(w *builder) {
 // walkUnit indexes one unit: its address ranges, where its line table
 // is, and the subroutine entries in its tree.
 func (b *builder) walkUnit(h *unitHeader) error {
-	t, err := b.parseAbbrevs(h.abbrevOff)
-	if err != nil {
-		return err
-	}
-	c := &cursor{data: b.debugInfo[:h.end], off: int(h.dieOff), bo: b.bo, sec: ".debug_info"}
 	var e entry
-	cu, err := readEntry(c, h, t, &e)
-	if err != nil || cu == nil {
+	c, root, ok, err := b.unitRoot(h, &e)
+	if !ok {
 		return err
 	}
-	switch cu.tag {
-	case tagCompileUnit, tagPartialUnit, tagSkeletonUnit:
-	default:
-		return nil
-	}
+	cu, t := e, root.abbrevs // e is reused for the children
 	u := unitInfo{version: h.version, addrSize: h.addrSize, dwarf64: h.dwarf64, dieOff: h.dieOff,
 		addrBase: cu.addrBase, hasAddrs: cu.hasAddrBase}
 	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
 		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
 	}
-	b.walked = append(b.walked, walkedUnit{hdr: *h, abbrevs: t, strOffBase: cu.strOffBase, hasStrOff: cu.hasStrOffB,
-		stmtList: cu.stmtList, hasStmtList: cu.hasStmtList})
+	b.walked = append(b.walked, root)
 	w := &b.walked[len(b.walked)-1]
-	w.compDir = b.str(b.resolveStr(cu.compDir, w))
 	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
 
 	unitIdx := int32(len(b.s.units))
 	b.s.units = append(b.s.units, unit{table: -1, nodeLo: int32(len(b.s.nodes))})
-	rs, err := b.entryRanges(cu, &u, rnglistsBase, hasRnglistsBase)
+	rs, err := b.entryRanges(&cu, &u, rnglistsBase, hasRnglistsBase)
 	if err != nil {
 		return err
 	}
