@@ -60,8 +60,8 @@ type jitStage struct {
 	loads oncemap.Map[string, loadedSet]           // by directory list
 	sets  oncemap.Map[string, *jprofile.ObjectSet] // the same, once reported
 	// warming counts the goroutines that load objects and start the
-	// object tool on them ahead of the stage (see warmer); warm is the
-	// tool's Warm, or nil without a tool.
+	// object tool on them ahead of the stage (see preload and warmer);
+	// warm is the tool's Warm, or nil without a tool.
 	warming sync.WaitGroup
 	warm    func(path string)
 
