@@ -2,7 +2,10 @@ package jitsym
 
 import (
 	"maps"
+	"math"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -78,5 +81,35 @@ func TestPhaseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCollectsLargeBuilds: New runs a collection once the index of an
+// object whose DWARF is larger than the bound is built, and none for a
+// smaller one (with the collector otherwise off, so that the count is
+// New's own).
+func TestCollectsLargeBuilds(t *testing.T) {
+	f, err := elfrel.Open(filepath.Join("testdata", "inline-gcc-dwarf5.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, tc := range []struct {
+		collect uint64
+		want    uint32
+	}{
+		{collect: 0, want: 1},              // any DWARF is larger
+		{collect: math.MaxUint64, want: 0}, // none is
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := newWithDebug(f, nil, tc.collect); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if got := after.NumForcedGC - before.NumForcedGC; got != tc.want {
+			t.Errorf("bound %d: %d collections, want %d", tc.collect, got, tc.want)
+		}
 	}
 }
