@@ -72,14 +72,9 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 			errs = append(errs, overlapError(winner, loser))
 		}
 	}
+	buf := make([]indexEntry, 0, len(all)) // each kind's entries in turn
 	for _, kind := range []Kind{LLVMDump, JITDump, PerfMap} {
-		n := 0
-		for _, e := range all {
-			if e.obj.Kind == kind {
-				n++
-			}
-		}
-		mine := make([]indexEntry, 0, n)
+		mine := buf[:0]
 		for _, e := range all {
 			if e.obj.Kind == kind {
 				mine = append(mine, e)
