@@ -351,10 +351,11 @@ func (b *builder) walkUnit(h *unitHeader) error {
 			}
 		case !e.children:
 		case e.tag == tagNamespace || e.tag == tagClassType || e.tag == tagStructType ||
-			e.tag == tagUnionType || e.tag == tagInterfaceType || e.tag == tagModule:
+			e.tag == tagUnionType || e.tag == tagInterfaceType || e.tag == tagModule ||
+			e.tag == tagEnumerationType: // Rust declares an enum's methods in it
 			sc := b.newScope(top.scope, e.tag, uint32(e.off), b.resolveStr(e.name, w))
 			stack = append(stack, frame{scope: sc, opened: sc + 1, sub: top.sub, parentSub: -1, node: -1, depth: top.depth})
-		case e.tag == tagFormalParameter || e.tag == tagVariable || e.tag == tagEnumerationType ||
+		case e.tag == tagFormalParameter || e.tag == tagVariable ||
 			e.tag == tagArrayType || e.tag == tagSubroutineType || e.tag == tagCallSite || e.tag == tagGNUCallSite:
 			// Nothing below these has code: jump over the children.
 			if e.sibling >= uint64(c.off) && e.sibling <= h.end {
