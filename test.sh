@@ -34,13 +34,14 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # PowerPC64 and s390x binutils for the disassembler's agreement test
 # (internal/disasm), libc's and
 # libstdc++'s debug builds for the object tool's differential test
-# (internal/objtool), and for its test of other containers: g++-multilib
+# (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
+# DWARF 5), and for its test of other containers: g++-multilib
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
 # for macOS by clang 19).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
-  libc6-dbg libstdc++6-12-dbg
+  libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19
   clang-14 llvm-14 llvm-14-dev
   openjdk-17-jdk-headless linux-perf

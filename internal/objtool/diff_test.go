@@ -24,7 +24,8 @@ const oracleLLVM = 19
 // --inlining on real binaries: Debian's libc with its detached debug file
 // (found by build ID), libstdc++'s -g build from libstdc++6-12-dbg, a C++
 // program with deep inlining built by GCC (PIE, non-PIE, compressed debug
-// sections, stripped) and by clang, and a Go binary. Every address of a
+// sections, stripped) and by clang, a Go binary, and a Rust program built
+// by rustc with DWARF 4 and 5 and both name manglings. Every address of a
 // sample spread over each binary's code must get the same frames:
 // function, file, line, column and start line, inline frames included.
 func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
@@ -64,6 +65,9 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		{"clang++ -O2", build("clang", clangxx)},
 		{"stripped", stripped(gccPIE)},
 		{"Go", goBinary(t, dir)},
+		{"rustc -O DWARF 4", rustBinary(t, dir, "rust-dwarf4", "-C", "dwarf-version=4")},
+		{"rustc -O DWARF 5", rustBinary(t, dir, "rust-dwarf5", "-C", "dwarf-version=5")},
+		{"rustc -O DWARF 5 v0 mangling", rustBinary(t, dir, "rust-v0", "-C", "dwarf-version=5", "-C", "symbol-mangling-version=v0")},
 	}
 	if _, err := os.Stat("/usr/lib/debug/.build-id"); err != nil {
 		testenv.Missing(t, "libc's detached debug files", "apt-get install libc6-dbg")
@@ -157,6 +161,20 @@ func goBinary(t *testing.T, dir string) string {
 	out := filepath.Join(dir, "hello-go")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = mod
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	return out
+}
+
+// rustBinary builds testdata/inline.rs with rustc -O -g and args into
+// dir/name. Its standard library, linked in, brings DWARF 4 units of its
+// own whatever args ask.
+func rustBinary(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	rustc := testenv.Tool(t, "rustc", "rustc-web")
+	out := filepath.Join(dir, name)
+	cmd := exec.Command(rustc, append([]string{"-O", "-g", "-o", out, "testdata/inline.rs"}, args...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
