@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 )
@@ -57,14 +58,14 @@ func (d *Debug) Section(name string) []byte { return d.sections[name] }
 // ones a symbolizer needs. Location lists, frames, aranges, pubnames and
 // type units are left out (LLVM's aranges are absent anyway, and
 // relocating sections nobody reads costs time).
-func loadedDebug(name string) bool {
+func loadedDebug(name string) (string, bool) {
 	switch name {
 	case ".debug_abbrev", ".debug_info", ".debug_line", ".debug_str",
 		".debug_ranges", ".debug_addr", ".debug_line_str",
 		".debug_str_offsets", ".debug_rnglists":
-		return true
+		return name, true
 	}
-	return false
+	return "", false
 }
 
 // DWARF reads the object's DWARF sections, applies the SHT_RELA and
@@ -144,6 +145,36 @@ type relocSection struct {
 // in such a section, and a PC-relative relocation's place, are offset by
 // where the section starts in the concatenation.
 func (f *File) DebugLoader() (*DebugLoader, error) {
+	return f.debugLoader(loadedDebug)
+}
+
+// DWOLoader is [File.DebugLoader] for a split DWARF file (a .dwo, as
+// GCC's and clang's -gsplit-dwarf write it): it loads the sections a
+// symbolizer needs of those a skeleton unit's DIEs are split into,
+// .debug_info.dwo, .debug_abbrev.dwo, .debug_str.dwo,
+// .debug_str_offsets.dwo and .debug_rnglists.dwo, under the names without
+// ".dwo" (".debug_info", ...), and a DWARF package's (.dwp) index of
+// them, .debug_cu_index. It wraps [ErrNoDWARF] when there is no
+// .debug_info.dwo.
+func (f *File) DWOLoader() (*DebugLoader, error) {
+	return f.debugLoader(loadedDWO)
+}
+
+// loadedDWO reports whether DWOLoader loads the section called name,
+// and under which name.
+func loadedDWO(name string) (string, bool) {
+	switch name {
+	case ".debug_info.dwo", ".debug_abbrev.dwo", ".debug_str.dwo", ".debug_str_offsets.dwo", ".debug_rnglists.dwo":
+		return strings.TrimSuffix(name, ".dwo"), true
+	case ".debug_cu_index": // a DWARF package's (.dwp)
+		return name, true
+	}
+	return "", false
+}
+
+// debugLoader is DebugLoader for the sections load names: it gives
+// the name each is loaded under, and false for the others.
+func (f *File) debugLoader(load func(name string) (string, bool)) (*DebugLoader, error) {
 	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, lay: f.lay, sections: make(map[string]*debugSection)}
 	type memberAt struct {
 		sec  *debugSection
@@ -161,7 +192,8 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 		if rest, ok := strings.CutPrefix(name, ".zdebug_"); ok {
 			name = ".debug_" + rest // GNU's older compressed sections
 		}
-		if !loadedDebug(name) {
+		name, ok := load(name)
+		if !ok {
 			continue
 		}
 		if s.Type == elf.SHT_NOBITS {
@@ -270,6 +302,58 @@ func (l *DebugLoader) Size(name string) uint64 {
 		return ds.size
 	}
 	return 0
+}
+
+// Compressed reports whether the named section is compressed in the
+// file (SHF_COMPRESSED or .zdebug_): [DebugLoader.SectionRange] then
+// decompresses all of it for any range.
+func (l *DebugLoader) Compressed(name string) bool {
+	if ds := l.sections[name]; ds != nil {
+		for _, m := range ds.members {
+			if m.zoff != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SectionRange reads size bytes at offset off of the named section, as
+// Section would return them, reading only those bytes of a section that
+// is not compressed: a DWARF package's units are slices of sections much
+// larger than one unit's. It fails if the range is not within the
+// section, or if the section has relocations. It may be called from
+// several goroutines at once.
+func (l *DebugLoader) SectionRange(name string, off, size uint64) ([]byte, error) {
+	ds := l.sections[name]
+	if ds == nil || off > ds.size || size > ds.size-off {
+		return nil, &FormatError{File: l.file, Section: name, Off: int64(min(off, math.MaxInt64)),
+			Msg: fmt.Sprintf("%d bytes at %#x are not within the section", size, off)}
+	}
+	data := make([]byte, size)
+	for k := range ds.members {
+		m := &ds.members[k]
+		if len(m.relocs) > 0 {
+			return nil, &FormatError{File: l.file, Section: m.name, Off: -1, Msg: "a section with relocations cannot be read in part"}
+		}
+		lo, hi := max(off, m.base), min(off+size, m.base+m.size)
+		if lo >= hi {
+			continue
+		}
+		dst := data[lo-off : hi-off]
+		if m.zoff != 0 {
+			whole := make([]byte, m.size)
+			if err := l.inflate(m, whole); err != nil {
+				return nil, err
+			}
+			copy(dst, whole[lo-m.base:])
+			continue
+		}
+		if _, err := l.r.ReadAt(dst, int64(m.offset+lo-m.base)); err != nil {
+			return nil, &FormatError{File: l.file, Section: m.name, Off: int64(lo - m.base), Msg: fmt.Sprintf("cannot read %d bytes at file offset %#x", hi-lo, m.offset+lo-m.base), Err: err}
+		}
+	}
+	return data, nil
 }
 
 // Section reads the named DWARF section (".debug_info", ".debug_line",
