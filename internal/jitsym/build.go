@@ -91,6 +91,13 @@ type builder struct {
 	tooDeep int    // subroutine entries cut at maxInlineDepth
 	walkers int    // the most builders that walk .debug_info (see walk)
 	walkMin uint64 // the least .debug_info bytes each gets
+
+	// Split DWARF: dwo finds the split files of the skeleton units (nil:
+	// the skeletons are indexed alone, as when their files are missing),
+	// and inherit is set when the build is of such a file: the skeleton
+	// unit it completes.
+	dwo     *DWO
+	inherit *splitUnit
 }
 
 // walkedUnit is what the phases after the walk need of a compile unit.
@@ -102,6 +109,7 @@ type walkedUnit struct {
 	stmtList    uint64 // DW_AT_stmt_list, if hasStmtList
 	hasStmtList bool
 	compDir     string
+	split       splitRoot // what split DWARF adds to its root entry
 }
 
 // build fills s from the DWARF sections l loads, walking .debug_info on
@@ -113,7 +121,12 @@ func build(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool) error {
 // buildWith is build with up to walkers goroutines walking .debug_info,
 // each given at least walkMin bytes of it.
 func buildWith(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, walkers int, walkMin uint64) error {
-	b := &builder{
+	return newBuilder(s, bo, l, qualify, walkers, walkMin).run()
+}
+
+// newBuilder returns the builder buildWith runs.
+func newBuilder(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, walkers int, walkMin uint64) *builder {
+	return &builder{
 		walkers: walkers,
 		walkMin: max(walkMin, 1),
 		qualify: qualify,
@@ -125,6 +138,11 @@ func buildWith(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, wal
 		fileIDs: make(map[string]int32),
 		strs:    make(map[strRef]string),
 	}
+}
+
+// run builds the index.
+func (b *builder) run() error {
+	s, l := b.s, b.l
 	size := func(name string) int64 { return int64(min(l.Size(name), math.MaxInt64/8)) }
 	info, line, str := size(".debug_info"), size(".debug_line"), size(".debug_str")
 	if info > math.MaxUint32 {
@@ -189,6 +207,7 @@ func (b *builder) infoPhase() error {
 	hs, headerErr := b.unitHeaders()
 	roots := b.unitRoots(hs)
 	lineLoadErr := b.load(&b.debugLine, ".debug_line")
+	debugLine := b.debugLine // the line goroutine drops b.debugLine
 	lines := make(chan lineResult, 1)
 	if lineLoadErr == nil {
 		go func() { lines <- b.lineTables(roots) }()
@@ -204,6 +223,7 @@ func (b *builder) infoPhase() error {
 	if lineLoadErr != nil {
 		return lineLoadErr
 	}
+	b.keepSplitUnits(debugLine)
 	// Names need .debug_info and the string sections, not the others.
 	b.debugAddr, b.debugRanges, b.debugRnglists, b.rangeBuf, b.spanBuf = nil, nil, nil, nil, nil
 	segs := make(chan struct{})
@@ -310,10 +330,14 @@ func clip[T any](s []T) []T {
 }
 
 // wrap turns a decoding error into an *elfrel.FormatError naming the file.
-func (b *builder) wrap(err error) error {
+func (b *builder) wrap(err error) error { return wrapDecode(b.file, err) }
+
+// wrapDecode turns a decoding error into an *elfrel.FormatError naming
+// file.
+func wrapDecode(file string, err error) error {
 	var de *decodeError
 	if errors.As(err, &de) {
-		return &elfrel.FormatError{File: b.file, Section: de.sec, Off: de.off, Msg: de.msg}
+		return &elfrel.FormatError{File: file, Section: de.sec, Off: de.off, Msg: de.msg}
 	}
 	return err
 }

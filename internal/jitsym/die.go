@@ -299,13 +299,16 @@ type unitHeader struct {
 	addrSize  int
 	dwarf64   bool
 	abbrevOff uint64
+	dwoID     uint64 // a DWARF 5 skeleton or split unit's unit ID, if hasDWOID
+	hasDWOID  bool
 }
 
 // DWARF 5 unit types.
 const (
-	utCompile  = 1
-	utPartial  = 3
-	utSkeleton = 4
+	utCompile      = 1
+	utPartial      = 3
+	utSkeleton     = 4
+	utSplitCompile = 5
 )
 
 // parseUnitHeader decodes the unit header at c.off.
@@ -330,8 +333,8 @@ func parseUnitHeader(c *cursor) (unitHeader, error) {
 		h.addrSize = int(sub.u8())
 		h.abbrevOff = sub.offsetSized(dwarf64)
 		switch h.unitType {
-		case utSkeleton, 5: // skeleton, split_compile: unit ID
-			sub.u64()
+		case utSkeleton, utSplitCompile:
+			h.dwoID, h.hasDWOID = sub.u64(), true
 		case 2, 6: // type, split_type: signature and type offset
 			sub.u64()
 			sub.offsetSized(dwarf64)

@@ -72,11 +72,12 @@ type Symbolizer struct {
 	seqs     []sequence
 	lines    []byte // the rows of seqs, encoded (see sequence)
 	files    []string
-	symAddr  []uint64 // symAddr[i] is where syms[i] starts
-	syms     []symbol // sorted by address
-	symNames string   // the names of syms
-	symFile  []string // STT_FILE names, by symbol.file
-	warnings []string // what of the DWARF was left out
+	symAddr  []uint64    // symAddr[i] is where syms[i] starts
+	syms     []symbol    // sorted by address
+	symNames string      // the names of syms
+	symFile  []string    // STT_FILE names, by symbol.file
+	warnings []string    // what of the DWARF was left out
+	split    *splitState // skeleton units' split DWARF files, or nil
 }
 
 // Warnings says what of the object's debug information was left out of
@@ -169,12 +170,12 @@ const collectAbove = 8 << 20
 // debug: its symbol table, or its dynamic symbols when it has none (a
 // stripped binary). A nil debug means f itself.
 func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
-	return newWithDebug(f, debug, collectAbove)
+	return newWithDebug(f, debug, nil, collectAbove)
 }
 
-// newWithDebug is NewWithDebug, which collects the build's garbage if
+// newWithDebug is NewWithDWO, which collects the build's garbage if
 // the object's .debug_info and .debug_line are larger than collect bytes.
-func newWithDebug(f, debug *elfrel.File, collect uint64) (*Symbolizer, error) {
+func newWithDebug(f, debug *elfrel.File, dwo *DWO, collect uint64) (*Symbolizer, error) {
 	if debug == nil {
 		debug = f
 	}
@@ -190,7 +191,9 @@ func newWithDebug(f, debug *elfrel.File, collect uint64) (*Symbolizer, error) {
 	qualify := f.Type == elf.ET_REL
 	l, err := debug.DebugLoader()
 	if err == nil {
-		err = build(s, debug.ByteOrder, l, qualify)
+		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
+		b.dwo = dwo
+		err = b.run()
 	}
 	if symErr := <-syms; symErr != nil {
 		return nil, symErr
@@ -224,6 +227,9 @@ func (s *Symbolizer) HasDWARF() bool { return s.hasDWARF }
 
 // Close releases the index. SourceLine returns ErrClosed afterwards.
 func (s *Symbolizer) Close() error {
+	if s.split != nil {
+		s.split.close()
+	}
 	*s = Symbolizer{name: s.name, closed: true}
 	return nil
 }
@@ -263,11 +269,7 @@ func (s *Symbolizer) SourceLine(addr uint64) ([]Frame, error) {
 // returns the extended slice. It does not allocate when dst has room.
 func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	start := len(dst)
-	if i := searchHi(s.segHi, addr); i < len(s.segHi) && addr >= s.segLo {
-		if c := s.segCode[i]; c != segHole {
-			dst = s.appendUnitFrames(dst, c, addr)
-		}
-	}
+	dst = s.appendDWARFFrames(dst, addr)
 	if i := searchHi(s.symAddr, addr) - 1; i >= 0 && addr < s.syms[i].end {
 		sym := &s.syms[i]
 		if len(dst) == start {
@@ -282,10 +284,27 @@ func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	return dst
 }
 
+// appendDWARFFrames appends the frames the DWARF gives addr.
+func (s *Symbolizer) appendDWARFFrames(dst []Frame, addr uint64) []Frame {
+	if i := searchHi(s.segHi, addr); i < len(s.segHi) && addr >= s.segLo {
+		if c := s.segCode[i]; c != segHole {
+			dst = s.appendUnitFrames(dst, c, addr)
+		}
+	}
+	return dst
+}
+
 // appendUnitFrames appends the DWARF frames of addr in a segment with code
 // c, not a hole.
 func (s *Symbolizer) appendUnitFrames(dst []Frame, c int32, addr uint64) []Frame {
 	if c < 0 {
+		if s.split != nil {
+			// A skeleton unit: its split file's frames, if it has them.
+			n := len(dst)
+			if dst = s.split.appendSplitFrames(dst, codeUnit(c), addr); len(dst) > n {
+				return dst
+			}
+		}
 		// No subroutine: the line table alone, as llvm-symbolizer does.
 		if f, ok := s.lineFrame(&s.units[codeUnit(c)], addr); ok {
 			dst = append(dst, f)

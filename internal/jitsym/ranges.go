@@ -22,6 +22,9 @@ type unitInfo struct {
 	hasBase  bool
 	addrBase uint64 // DW_AT_addr_base
 	hasAddrs bool   // whether DW_AT_addr_base is present
+	// rangesBase is added to the .debug_ranges offsets of a DWARF 4
+	// split unit: its skeleton's DW_AT_GNU_ranges_base.
+	rangesBase uint64
 }
 
 // appendRanges appends to dst the address ranges of the range list at
@@ -37,7 +40,7 @@ func (b *builder) appendRanges(dst [][2]uint64, u *unitInfo, off uint64) ([][2]u
 
 func (b *builder) appendRangesV4(dst [][2]uint64, u *unitInfo, off uint64) ([][2]uint64, error) {
 	c := &cursor{data: b.debugRanges, bo: b.bo, sec: ".debug_ranges"}
-	if off >= uint64(len(c.data)) {
+	if off += u.rangesBase; off < u.rangesBase || off >= uint64(len(c.data)) {
 		return dst, &decodeError{sec: c.sec, off: int64(off), msg: "range list offset is past the end of the section"}
 	}
 	c.off = int(off)

@@ -133,7 +133,7 @@ func (b *builder) unitHeaders() (hs []unitHeader, headerErr error) {
 			continue // zero-length padding
 		}
 		switch h.unitType {
-		case utCompile, utPartial, utSkeleton:
+		case utCompile, utPartial, utSkeleton, utSplitCompile:
 			hs = append(hs, h)
 		}
 	}
@@ -180,7 +180,18 @@ func (b *builder) unitRoot(h *unitHeader, e *entry) (c *cursor, w walkedUnit, ok
 	}
 	w = walkedUnit{hdr: *h, abbrevs: t, strOffBase: cu.strOffBase, hasStrOff: cu.hasStrOffB,
 		stmtList: cu.stmtList, hasStmtList: cu.hasStmtList}
-	w.compDir = b.str(b.resolveStr(cu.compDir, &w))
+	sc := &cursor{data: c.data, off: int(h.dieOff), bo: b.bo, sec: ".debug_info"}
+	if w.split, err = readSplitRoot(sc, h, t); err != nil {
+		return nil, walkedUnit{}, false, err
+	}
+	if b.inherit != nil {
+		if !w.split.hasDWOID || w.split.dwoID != b.inherit.ID {
+			return nil, walkedUnit{}, false, nil // as LLVM, only the skeleton's own unit
+		}
+		b.inherit.inherit(&w)
+	} else {
+		w.compDir = b.str(b.resolveStr(cu.compDir, &w))
+	}
 	return c, w, true, nil
 }
 
@@ -226,6 +237,7 @@ func (b *builder) fork(run []unitHeader) *builder {
 
 		abbrevs:   b.abbrevs,
 		rangePool: b.rangePool,
+		inherit:   b.inherit,
 		strs:      make(map[strRef]string),
 	}
 	n := run[len(run)-1].end - run[0].off // the capacity hints of infoPhase
@@ -290,12 +302,32 @@ func (b *builder) walkUnit(h *unitHeader) error {
 	cu, t := e, root.abbrevs // e is reused for the children
 	u := unitInfo{version: h.version, addrSize: h.addrSize, dwarf64: h.dwarf64, dieOff: h.dieOff,
 		addrBase: cu.addrBase, hasAddrs: cu.hasAddrBase}
+	if !u.hasAddrs && root.split.hasGNUAddrBase {
+		u.addrBase, u.hasAddrs = root.split.gnuAddrBase, true
+	}
+	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
+	if in := b.inherit; in != nil {
+		if !u.hasAddrs {
+			u.addrBase, u.hasAddrs = in.addrBase, in.hasAddrBase
+		}
+		u.rangesBase = in.rangesBase
+		if !hasRnglistsBase && h.version >= 5 {
+			// As LLVM reads a .dwo: the range list offsets follow the
+			// header at the start of .debug_rnglists.dwo.
+			rnglistsBase, hasRnglistsBase = 12, true
+			if h.dwarf64 {
+				rnglistsBase = 20
+			}
+		}
+	}
 	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
 		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
 	}
+	if in := b.inherit; in != nil {
+		u.base, u.hasBase = in.base, in.hasBase // LLVM takes the skeleton's
+	}
 	b.walked = append(b.walked, root)
 	w := &b.walked[len(b.walked)-1]
-	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
 
 	unitIdx := int32(len(b.s.units))
 	b.s.units = append(b.s.units, unit{table: -1, nodeLo: int32(len(b.s.nodes))})

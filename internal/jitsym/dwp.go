@@ -1,0 +1,208 @@
+package jitsym
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/safename"
+)
+
+// A DWARF package (.dwp, from dwp or llvm-dwp) gathers the split DWARF
+// files of a binary: their sections concatenated, and an index,
+// .debug_cu_index, that gives for each unit ID where the unit's parts
+// of .debug_info.dwo, .debug_abbrev.dwo, .debug_str_offsets.dwo and
+// .debug_rnglists.dwo are (DWARF 5, section 7.3.5; GNU's version 2 of
+// the index for DWARF 4). .debug_str.dwo is shared. A unit's parts, read
+// alone, make up what its .dwo file held, and it is indexed as that file
+// would be.
+
+// Section identifiers of the index's columns. Versions 2 and 5 share
+// these; 5 adds the range lists (8 is DW_SECT_MACRO in version 2).
+const (
+	sectInfo       = 1
+	sectAbbrev     = 3
+	sectStrOffsets = 6
+	sectRnglists   = 8
+)
+
+// dwpIndex is a parsed .debug_cu_index.
+type dwpIndex struct {
+	version int
+	cols    []uint32          // the section identifier of each column
+	rows    map[uint64]uint32 // unit ID to row, 0-based
+	offs    []uint32          // offs[row*len(cols)+col]
+	sizes   []uint32
+}
+
+// parseCUIndex parses a .debug_cu_index section.
+func parseCUIndex(data []byte, bo binary.ByteOrder) (*dwpIndex, error) {
+	c := &cursor{data: data, bo: bo, sec: ".debug_cu_index"}
+	x := &dwpIndex{}
+	// Version 5 is a 2-byte version and 2 bytes of padding, version 2 a
+	// 4-byte version.
+	switch v := c.u16(); {
+	case v == 5:
+		x.version = 5
+		c.u16()
+	default:
+		c.off = 0
+		if v := c.u32(); v == 2 && c.err == nil {
+			x.version = 2
+			break
+		}
+		c.off = 0
+		c.fail("unsupported index version")
+		return nil, c.err
+	}
+	ncols, nunits, nslots := uint64(c.u32()), uint64(c.u32()), uint64(c.u32())
+	if c.err != nil {
+		return nil, c.err
+	}
+	// Every count is checked against what the section holds before
+	// anything is allocated: 12 bytes a slot, 4 a column, 8 a cell.
+	// Each unit has a slot (the index is a hash table of them).
+	left := uint64(len(data) - c.off)
+	if nslots > left/12 || nunits > nslots || ncols > (left-nslots*12)/4 || ncols > 0 && nunits > (left-nslots*12-ncols*4)/(8*ncols) {
+		c.fail("%d columns, %d units and %d slots do not fit in the section", ncols, nunits, nslots)
+		return nil, c.err
+	}
+	sigs := c.off
+	rowsAt := sigs + int(nslots)*8
+	x.rows = make(map[uint64]uint32, nunits)
+	for i := range int(nslots) {
+		sig := bo.Uint64(data[sigs+8*i:])
+		row := bo.Uint32(data[rowsAt+4*i:])
+		if row == 0 {
+			continue // an empty slot
+		}
+		if uint64(row) > nunits {
+			c.off = rowsAt + 4*i
+			c.fail("slot %d names row %d of %d", i, row, nunits)
+			return nil, c.err
+		}
+		x.rows[sig] = row - 1
+	}
+	c.off = rowsAt + int(nslots)*4
+	x.cols = make([]uint32, ncols)
+	for i := range x.cols {
+		x.cols[i] = c.u32()
+	}
+	cells := int(nunits * ncols)
+	x.offs, x.sizes = make([]uint32, cells), make([]uint32, cells)
+	for i := range x.offs {
+		x.offs[i] = c.u32()
+	}
+	for i := range x.sizes {
+		x.sizes[i] = c.u32()
+	}
+	return x, c.err
+}
+
+// contribution returns where unit row's part of the section with
+// identifier sect is, and whether it has one.
+func (x *dwpIndex) contribution(row uint32, sect uint32) (off, size uint64, ok bool) {
+	for i, id := range x.cols {
+		if id == sect {
+			k := int(row)*len(x.cols) + i
+			return uint64(x.offs[k]), uint64(x.sizes[k]), true
+		}
+	}
+	return 0, 0, false
+}
+
+// dwpPackage is a binary's DWARF package, opened once.
+type dwpPackage struct {
+	f     *elfrel.File // open until the Symbolizer is closed
+	l     *elfrel.DebugLoader
+	index *dwpIndex
+	str   []byte // .debug_str.dwo, which the units share
+
+	mu    sync.Mutex
+	whole map[string][]byte // compressed sections, read whole once
+}
+
+// openPackage opens and indexes the package f.
+func openPackage(f *elfrel.File) (*dwpPackage, error) {
+	l, err := f.DWOLoader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := l.Section(".debug_cu_index")
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%s: a DWARF package without .debug_cu_index", safename.String(f.Name))
+	}
+	x, err := parseCUIndex(data, f.ByteOrder)
+	if err != nil {
+		return nil, wrapDecode(f.Name, err)
+	}
+	str, err := l.Section(".debug_str")
+	if err != nil {
+		return nil, err
+	}
+	return &dwpPackage{f: f, l: l, index: x, str: str, whole: map[string][]byte{}}, nil
+}
+
+// unit returns the sections of the unit with the given ID, as its .dwo
+// file would have them, or nil if the package has no such unit.
+func (p *dwpPackage) unit(id uint64) Sections {
+	row, ok := p.index.rows[id]
+	if !ok {
+		return nil
+	}
+	u := &dwpUnit{p: p, parts: map[string][2]uint64{}}
+	for name, sect := range map[string]uint32{".debug_info": sectInfo, ".debug_abbrev": sectAbbrev, ".debug_str_offsets": sectStrOffsets, ".debug_rnglists": sectRnglists} {
+		if sect == sectRnglists && p.index.version < 5 {
+			continue
+		}
+		if off, size, ok := p.index.contribution(row, sect); ok {
+			u.parts[name] = [2]uint64{off, size}
+		}
+	}
+	return u
+}
+
+// dwpUnit is one unit's sections in a package.
+type dwpUnit struct {
+	p     *dwpPackage
+	parts map[string][2]uint64 // offset and size, by section
+}
+
+func (u *dwpUnit) Size(name string) uint64 {
+	if name == ".debug_str" {
+		return uint64(len(u.p.str))
+	}
+	return u.parts[name][1]
+}
+
+func (u *dwpUnit) Section(name string) ([]byte, error) {
+	if name == ".debug_str" {
+		return u.p.str, nil
+	}
+	part, ok := u.parts[name]
+	if !ok {
+		return nil, nil
+	}
+	if !u.p.l.Compressed(name) {
+		return u.p.l.SectionRange(name, part[0], part[1])
+	}
+	u.p.mu.Lock()
+	defer u.p.mu.Unlock()
+	data, ok := u.p.whole[name]
+	if !ok {
+		var err error
+		if data, err = u.p.l.Section(name); err != nil {
+			return nil, err
+		}
+		u.p.whole[name] = data
+	}
+	if part[0] > uint64(len(data)) || part[1] > uint64(len(data))-part[0] {
+		return nil, &elfrel.FormatError{File: u.p.f.Name, Section: name, Off: int64(min(part[0], 1<<62)),
+			Msg: fmt.Sprintf("a unit's %d bytes at %#x are not within the section", part[1], part[0])}
+	}
+	return data[part[0] : part[0]+part[1]], nil
+}

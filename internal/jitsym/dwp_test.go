@@ -1,0 +1,201 @@
+package jitsym
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/elftest"
+)
+
+// indexUnit is one row of a .debug_cu_index that cuIndex writes.
+type indexUnit struct {
+	id          uint64
+	offs, sizes []uint32 // one per column
+	slot        int      // where its signature goes
+	rowOverride uint32   // if not 0, the row the slot names
+}
+
+// byteOrder is what cuIndex writes with.
+type byteOrder interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// cuIndex writes a .debug_cu_index of the given version (2 or 5) with
+// columns cols, nslots slots and units.
+func cuIndex(bo byteOrder, version int, cols []uint32, nslots int, units []indexUnit) []byte {
+	var b []byte
+	if version == 5 {
+		b = bo.AppendUint16(b, 5)
+		b = bo.AppendUint16(b, 0)
+	} else {
+		b = bo.AppendUint32(b, uint32(version))
+	}
+	b = bo.AppendUint32(b, uint32(len(cols)))
+	b = bo.AppendUint32(b, uint32(len(units)))
+	b = bo.AppendUint32(b, uint32(nslots))
+	sigs, rows := make([]uint64, nslots), make([]uint32, nslots)
+	for i, u := range units {
+		sigs[u.slot], rows[u.slot] = u.id, uint32(i+1)
+		if u.rowOverride != 0 {
+			rows[u.slot] = u.rowOverride
+		}
+	}
+	for _, s := range sigs {
+		b = bo.AppendUint64(b, s)
+	}
+	for _, r := range rows {
+		b = bo.AppendUint32(b, r)
+	}
+	for _, c := range cols {
+		b = bo.AppendUint32(b, c)
+	}
+	for _, u := range units {
+		for _, o := range u.offs {
+			b = bo.AppendUint32(b, o)
+		}
+	}
+	for _, u := range units {
+		for _, s := range u.sizes {
+			b = bo.AppendUint32(b, s)
+		}
+	}
+	return b
+}
+
+// TestParseCUIndex reads the index of both versions in both byte orders,
+// and refuses indexes whose counts or rows do not fit.
+func TestParseCUIndex(t *testing.T) {
+	cols := []uint32{sectInfo, sectAbbrev, sectStrOffsets, sectRnglists}
+	units := []indexUnit{
+		{id: 0x1111, offs: []uint32{0, 0, 0, 0}, sizes: []uint32{100, 20, 30, 40}, slot: 3},
+		{id: 0x2222, offs: []uint32{100, 20, 30, 40}, sizes: []uint32{50, 10, 8, 12}, slot: 6},
+	}
+	for _, bo := range []byteOrder{binary.LittleEndian, binary.BigEndian} {
+		for _, version := range []int{2, 5} {
+			x, err := parseCUIndex(cuIndex(bo, version, cols, 8, units), bo)
+			if err != nil {
+				t.Fatalf("%v version %d: %v", bo, version, err)
+			}
+			if x.version != version || !reflect.DeepEqual(x.rows, map[uint64]uint32{0x1111: 0, 0x2222: 1}) {
+				t.Errorf("%v version %d: version %d, rows %v", bo, version, x.version, x.rows)
+			}
+			if off, size, ok := x.contribution(1, sectStrOffsets); off != 30 || size != 8 || !ok {
+				t.Errorf("%v version %d: unit 2's string offsets at %d, %d bytes, %v; want 30, 8", bo, version, off, size, ok)
+			}
+			if _, _, ok := x.contribution(0, 7); ok {
+				t.Errorf("%v version %d: a contribution to a section that has no column", bo, version)
+			}
+		}
+	}
+
+	le := binary.LittleEndian
+	good := cuIndex(le, 5, cols, 8, units)
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "unexpected end"},
+		{"cut in the header", good[:10], "unexpected end"},
+		{"version 3", cuIndex(le, 3, cols, 8, units), "unsupported index version"},
+		{"more slots than bytes", func() []byte {
+			b := bytes.Clone(good)
+			le.PutUint32(b[12:], 1<<30)
+			return b
+		}(), "do not fit"},
+		{"more units than bytes", func() []byte {
+			b := bytes.Clone(good)
+			le.PutUint32(b[8:], 1<<31)
+			return b
+		}(), "do not fit"},
+		{"more units than slots", func() []byte {
+			b := bytes.Clone(good)
+			le.PutUint32(b[8:], 9)
+			return b
+		}(), "do not fit"},
+		{"a slot names a row past the units", cuIndex(le, 5, cols, 8, []indexUnit{
+			{id: 1, offs: []uint32{0, 0, 0, 0}, sizes: []uint32{1, 1, 1, 1}, slot: 0, rowOverride: 9},
+		}), "names row 9 of 1"},
+		{"cut in the tables", good[:len(good)-1], "do not fit"},
+	} {
+		_, err := parseCUIndex(tt.data, le)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want an error saying %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestPackageUnitOutOfRange: a unit whose part of .debug_info.dwo the
+// index puts past the section's end is an error naming the package, not
+// a panic or a read of other bytes.
+func TestPackageUnitOutOfRange(t *testing.T) {
+	le := binary.LittleEndian
+	index := cuIndex(le, 5, []uint32{sectInfo, sectAbbrev}, 4, []indexUnit{
+		{id: 7, offs: []uint32{16, 0}, sizes: []uint32{64, 4}, slot: 1},
+	})
+	data := elftest.File{Sections: []elftest.Section{
+		{Name: ".debug_info.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 32)},
+		{Name: ".debug_abbrev.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 4)},
+		{Name: ".debug_cu_index", Type: elf.SHT_PROGBITS, Data: index},
+	}}.Bytes()
+	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := openPackage(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.unit(8) != nil {
+		t.Error("a unit the index does not have")
+	}
+	u := p.unit(7)
+	if got := u.Size(".debug_info"); got != 64 {
+		t.Errorf("size of the unit's .debug_info: %d, want 64", got)
+	}
+	if b, err := u.Section(".debug_abbrev"); err != nil || len(b) != 4 {
+		t.Errorf("the unit's .debug_abbrev: %d bytes, %v; want 4", len(b), err)
+	}
+	_, err = u.Section(".debug_info")
+	var fe *elfrel.FormatError
+	if !errors.As(err, &fe) || fe.File != "prog.dwp" || !strings.Contains(err.Error(), "not within the section") {
+		t.Errorf("the unit's .debug_info: %v; want a format error naming prog.dwp", err)
+	}
+}
+
+// FuzzCUIndex: any bytes parse or fail, without a panic, and what parses
+// is consistent: every row a slot names is a unit's, with a cell for
+// each column.
+func FuzzCUIndex(f *testing.F) {
+	cols := []uint32{sectInfo, sectAbbrev, sectStrOffsets, sectRnglists}
+	units := []indexUnit{
+		{id: 0x1111, offs: []uint32{0, 0, 0, 0}, sizes: []uint32{100, 20, 30, 40}, slot: 3},
+		{id: 0x2222, offs: []uint32{100, 20, 30, 40}, sizes: []uint32{50, 10, 8, 12}, slot: 6},
+	}
+	f.Add(cuIndex(binary.LittleEndian, 5, cols, 8, units))
+	f.Add(cuIndex(binary.LittleEndian, 2, cols[:3], 4, units[:1]))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := parseCUIndex(data, binary.LittleEndian)
+		if err != nil {
+			return
+		}
+		if len(x.offs) != len(x.sizes) || len(x.cols) > 0 && len(x.offs)%len(x.cols) != 0 {
+			t.Fatalf("%d offsets, %d sizes, %d columns", len(x.offs), len(x.sizes), len(x.cols))
+		}
+		for _, row := range x.rows {
+			if len(x.cols) > 0 && int(row) >= len(x.offs)/len(x.cols) {
+				t.Fatalf("row %d of %d", row, len(x.offs)/len(x.cols))
+			}
+			for _, c := range x.cols {
+				x.contribution(row, c)
+			}
+		}
+	})
+}
