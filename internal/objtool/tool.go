@@ -131,7 +131,7 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 			id, _ := b.f.BuildID()
 			debug = findDebugFile(b.path, b.f, id, t.opts.DebugDirs)
 		}
-		b.index, b.indexErr = jitsym.NewWithDebug(b.f, debug)
+		b.index, b.indexErr = jitsym.NewWithDWO(b.f, debug, t.dwoFor(b.path))
 		if debug != nil {
 			debug.Close()
 		}

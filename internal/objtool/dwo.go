@@ -1,0 +1,54 @@
+package objtool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/safename"
+)
+
+// dwoFor returns how the index of the binary at path finds the split
+// DWARF of its skeleton units where llvm-symbolizer looks: in the DWARF
+// package PATH.dwp if there is one, else in each unit's .dwo file, at
+// DW_AT_dwo_name, relative to the skeleton's DW_AT_comp_dir unless it is
+// absolute. A missing file is said once per binary, as are files that
+// cannot be used: the units they complete get the skeleton's line table
+// alone, as they do from llvm-symbolizer.
+func (t *Tool) dwoFor(path string) *jitsym.DWO {
+	var missing, bad sync.Once
+	warn := func(once *sync.Once, msg string) {
+		if t.opts.Warn != nil {
+			once.Do(func() { t.opts.Warn(msg) })
+		}
+	}
+	return &jitsym.DWO{
+		Open: func(u jitsym.SplitUnit) (*elfrel.File, error) {
+			name := u.DWOName
+			if !filepath.IsAbs(name) && u.CompDir != "" {
+				name = filepath.Join(u.CompDir, name)
+			}
+			f, err := elfrel.Open(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized without inline frames "+
+					"(other files missing are not said)", safename.String(path), safename.String(name)))
+				return nil, nil
+			}
+			return f, err
+		},
+		Package: func() (*elfrel.File, error) {
+			f, err := elfrel.Open(path + ".dwp")
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil
+			}
+			return f, err
+		},
+		Warn: func(msg string) {
+			warn(&bad, msg+"; the code it describes is symbolized without inline frames (other such files are not said)")
+		},
+	}
+}

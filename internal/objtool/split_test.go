@@ -1,0 +1,134 @@
+package objtool
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestSplitDWARFSameAsLLVMSymbolizer: binaries of two translation units
+// built with -gsplit-dwarf by GCC and clang, DWARF 5 and DWARF 4 (GNU's
+// extension), whose inline frames only their split DWARF has. Every
+// address gets llvm-symbolizer 19's frames, field for field: from the
+// .dwo files next to the objects (found from the skeletons'
+// DW_AT_comp_dir and DW_AT_dwo_name), from a DWARF package (PROG.dwp, by
+// llvm-dwp) with the .dwo files gone, and, with neither or with a .dwo of
+// another build, from the skeletons' line tables alone, as llvm-symbolizer
+// does, said once.
+func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
+	t.Parallel()
+	srcs := []string{"testdata/inline.cc", "testdata/split2.cc"}
+	for i, s := range srcs {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs[i] = abs
+	}
+	dwp := testenv.Tool(t, fmt.Sprintf("llvm-dwp-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+	}
+	// build compiles and links the sources in dir with cxx and flags;
+	// GCC and clang write each object's .dwo next to it.
+	build := func(dir, cxx string, flags ...string) string {
+		t.Helper()
+		var objs []string
+		for i, src := range srcs {
+			obj := fmt.Sprintf("tu%d.o", i)
+			run(dir, append([]string{cxx, "-O2", "-g", "-gsplit-dwarf", "-c", "-o", obj, src}, flags...)...)
+			objs = append(objs, obj)
+		}
+		run(dir, append([]string{cxx, "-o", "prog"}, objs...)...)
+		return filepath.Join(dir, "prog")
+	}
+	gxx := testenv.Tool(t, "g++", "g++")
+	clangxx := testenv.Tool(t, fmt.Sprintf("clang++-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))
+	for _, tc := range []struct {
+		name  string
+		cxx   string
+		flags []string
+	}{
+		{"g++ DWARF 5", gxx, []string{"-gdwarf-5"}},
+		{"g++ DWARF 4", gxx, []string{"-gdwarf-4"}},
+		{"clang++ DWARF 5", clangxx, []string{"-gdwarf-5"}},
+		{"clang++ DWARF 4", clangxx, []string{"-gdwarf-4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			prog := build(dir, tc.cxx, tc.flags...)
+			addrs := sampleCode(t, prog, 3000)
+			// check compares every address with llvm-symbolizer on the
+			// files as they are now, with a new Tool, and returns how many
+			// have inline frames and what the Tool said.
+			check := func(what string) (inline int, warnings []string) {
+				t.Helper()
+				tool := New(Options{Warn: func(msg string) { warnings = append(warnings, msg) }})
+				defer tool.Close()
+				want := testenv.LLVMSymbolizeWith(t, oracleLLVM, prog, addrs)
+				inline = compareFrames(t, tool, prog, addrs, want)
+				t.Logf("%s: %d addresses, %d with inline frames; warnings %q", what, len(addrs), inline, warnings)
+				return inline, warnings
+			}
+			if inline, w := check(".dwo files"); inline == 0 || len(w) > 0 {
+				t.Errorf(".dwo files: %d addresses with inline frames, warnings %q; want some and none", inline, w)
+			}
+
+			// A DWARF package, the .dwo files moved away.
+			run(dir, dwp, "-e", "prog", "-o", "prog.dwp")
+			moved := filepath.Join(dir, "moved")
+			if err := os.Mkdir(moved, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dwos, _ := filepath.Glob(filepath.Join(dir, "*.dwo"))
+			if len(dwos) != len(srcs) {
+				t.Fatalf(".dwo files %q, want one per source", dwos)
+			}
+			for _, f := range dwos {
+				if err := os.Rename(f, filepath.Join(moved, filepath.Base(f))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if inline, w := check("DWARF package"); inline == 0 || len(w) > 0 {
+				t.Errorf("DWARF package: %d addresses with inline frames, warnings %q; want some and none", inline, w)
+			}
+
+			// Neither: the skeletons alone, said once.
+			if err := os.Remove(prog + ".dwp"); err != nil {
+				t.Fatal(err)
+			}
+			inline, w := check("no split DWARF")
+			if inline != 0 || len(w) != 1 || !strings.Contains(w[0], prog) || !strings.Contains(w[0], "not found") {
+				t.Errorf("no split DWARF: %d addresses with inline frames, warnings %q; want none and one saying what is not found", inline, w)
+			}
+
+			// The .dwo files of another build (other code, other unit IDs).
+			other := t.TempDir()
+			build(other, tc.cxx, append(tc.flags, "-O1", "-fno-inline")...)
+			dwos, _ = filepath.Glob(filepath.Join(other, "*.dwo"))
+			for _, f := range dwos {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inline, w = check("another build's .dwo files")
+			if inline != 0 || len(w) != 1 || !strings.Contains(w[0], "no unit with ID") || !strings.Contains(w[0], prog) {
+				t.Errorf("another build's .dwo files: %d addresses with inline frames, warnings %q; want none and one naming the mismatch", inline, w)
+			}
+		})
+	}
+}
