@@ -186,7 +186,8 @@ func busy(n int) int {
 // in-process object tool reads the binaries, prints exactly what
 // upstream pprof prints with llvm-symbolizer (of LLVM 19, put first in
 // its search path with PPROF_TOOLS): the same frames, inline chains,
-// file names and lines, on every report that shows them.
+// file names and lines, on every report that shows them; built with -g,
+// and with -gsplit-dwarf (its inline frames in a .dwo file).
 func TestNativeSameAsUpstream(t *testing.T) {
 	upstream := testenv.UpstreamPProf(t)
 	gxx := testenv.Tool(t, "g++", "g++")
@@ -198,17 +199,39 @@ func TestNativeSameAsUpstream(t *testing.T) {
 	if _, err := os.Stat(libprofiler); err != nil {
 		testenv.Missing(t, libprofiler, "apt-get install libgoogle-perftools-dev")
 	}
-	dir := t.TempDir()
-	bin, prof := filepath.Join(dir, "inline"), filepath.Join(dir, "cpu.prof")
 	src := filepath.Join(testenv.RepoRoot(t), "internal", "objtool", "testdata", "inline.cc")
-	if out, err := exec.Command(gxx, "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("g++: %v\n%s", err, out)
+	for _, build := range []struct {
+		name  string
+		flags []string
+	}{
+		{"-g", nil},
+		// The inline frames are in the .dwo file g++ writes next to the
+		// binary, which both read (see internal/objtool/dwo.go).
+		{"-gsplit-dwarf", []string{"-gsplit-dwarf"}},
+	} {
+		t.Run(build.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin, prof := filepath.Join(dir, "inline"), filepath.Join(dir, "cpu.prof")
+			cc := exec.Command(gxx, append([]string{"-O2", "-g", "-o", bin, src}, build.flags...)...)
+			cc.Dir = dir
+			if out, err := cc.CombinedOutput(); err != nil {
+				t.Fatalf("g++: %v\n%s", err, out)
+			}
+			cmd := exec.Command(bin, "12000000")
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+libprofiler, "CPUPROFILE="+prof, "CPUPROFILE_FREQUENCY=1000")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", bin, err, out)
+			}
+			compareNative(t, upstream, llvmBin, dir, bin, prof)
+		})
 	}
-	cmd := exec.Command(bin, "12000000")
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libprofiler, "CPUPROFILE="+prof, "CPUPROFILE_FREQUENCY=1000")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, out)
-	}
+}
+
+// compareNative runs jitpprof and upstream pprof (with llvm-symbolizer
+// from llvmBin) in dir on the profile prof of the binary bin, and
+// requires the same output of each report.
+func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string) {
+	inlined := false
 	for _, out := range [][]string{
 		{"-top", "-lines"},
 		{"-traces", "-lines"},
@@ -233,6 +256,10 @@ func TestNativeSameAsUpstream(t *testing.T) {
 			if !bytes.Contains(got.stdout, []byte("main")) {
 				t.Errorf("no main in the report:\n%s", got.stdout)
 			}
+			inlined = inlined || bytes.Contains(got.stdout, []byte("(inline)"))
 		})
+	}
+	if !inlined {
+		t.Error("no inline frame in any report: not a test of them")
 	}
 }
