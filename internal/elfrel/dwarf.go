@@ -101,6 +101,7 @@ func (f *File) DWARF() (*Debug, error) {
 type DebugLoader struct {
 	file      string
 	r         io.ReaderAt
+	std       stdELF // the file as debug/elf reads it, for Zstandard
 	byteOrder byteOrder
 	machine   elf.Machine
 	lay       layout                   // the sizes of the file's class's structures
@@ -120,10 +121,12 @@ type debugMember struct {
 	name               string
 	offset, size, base uint64 // base: its offset in the concatenation
 	relocs             []relocSection
-	// zoff and zsize locate the zlib stream of a compressed section in
-	// the file (zoff is 0 if it is not compressed); size is then its
+	// zoff and zsize locate the zlib (or, if zstd, Zstandard) stream of
+	// a compressed section in the file (zoff is 0 if it is not
+	// compressed); size is then its
 	// size once decompressed.
 	zoff, zsize uint64
+	zstd        bool
 }
 
 // relocSection is an SHT_RELA or SHT_REL section applied to a debugMember.
@@ -199,7 +202,7 @@ func (f *File) debugLoader(load func(name string) (string, bool)) (*DebugLoader,
 		if s.Type == elf.SHT_NOBITS {
 			continue // stripped into a separate debug file: no contents
 		}
-		size, zoff, err := f.contentSize(s)
+		size, zoff, zstd, err := f.contentSize(s)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +215,7 @@ func (f *File) debugLoader(load func(name string) (string, bool)) (*DebugLoader,
 		members[i] = memberAt{sec: ds, k: len(ds.members), base: ds.size}
 		dm := debugMember{name: s.Name, offset: s.Offset, size: size, base: ds.size}
 		if zoff != 0 {
-			dm.zoff, dm.zsize = s.Offset+zoff, s.Size-zoff
+			dm.zoff, dm.zsize, dm.zstd = s.Offset+zoff, s.Size-zoff, zstd
 		}
 		ds.members = append(ds.members, dm)
 		ds.size += size
@@ -451,16 +454,18 @@ func dwarfErr(file string, err error) error {
 // maxInflate bounds how much larger than its compressed bytes a section
 // may claim to be: zlib's deflate cannot compress by more than about
 // 1032 to 1, so a claim beyond that is a lie about the content, not a
-// large section.
+// large section. Zstandard can compress more (runs of one byte), but
+// debug sections come nowhere near it, and the same bound keeps what a
+// hostile file makes us allocate to about a thousand times its size.
 const maxInflate = 1032
 
 // contentSize returns the size of section s's contents as DWARF readers
 // see them: sh_size, or for a compressed section (SHF_COMPRESSED with an
 // Elf64_Chdr or Elf32_Chdr, or a GNU .zdebug_ section with a "ZLIB" header) the
 // decompressed size its header claims, with zoff the size of that header.
-// Only zlib compression is read; the claim is checked against what the
-// compressed bytes could hold.
-func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
+// zstd reports Zstandard compression (COMPRESS_ZSTD) rather than zlib.
+// The claim is checked against what the compressed bytes could hold.
+func (f *File) contentSize(s *Section) (size, zoff uint64, zstd bool, err error) {
 	var hdr [chdrSize]byte
 	read := func(n int) error {
 		if s.Size < uint64(n) {
@@ -474,12 +479,14 @@ func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
 	switch {
 	case s.Flags&elf.SHF_COMPRESSED != 0:
 		if err := read(int(f.lay.chdr)); err != nil {
-			return 0, 0, err
+			return 0, 0, false, err
 		}
 		switch t := elf.CompressionType(f.ByteOrder.Uint32(hdr[:])); t {
 		case elf.COMPRESS_ZLIB:
+		case elf.COMPRESS_ZSTD:
+			zstd = true
 		default:
-			return 0, 0, &UnsupportedError{File: f.Name, Section: s.Name, Msg: fmt.Sprintf("SHF_COMPRESSED section with compression type %v (only COMPRESS_ZLIB is read)", t)}
+			return 0, 0, false, &UnsupportedError{File: f.Name, Section: s.Name, Msg: fmt.Sprintf("SHF_COMPRESSED section with compression type %v (COMPRESS_ZLIB and COMPRESS_ZSTD are read)", t)}
 		}
 		// Elf64_Chdr: ch_type, ch_reserved, ch_size; Elf32_Chdr:
 		// ch_type, ch_size.
@@ -490,25 +497,31 @@ func (f *File) contentSize(s *Section) (size, zoff uint64, err error) {
 		}
 	case strings.HasPrefix(s.Name, ".zdebug_"):
 		if err := read(12); err != nil {
-			return 0, 0, err
+			return 0, 0, false, err
 		}
 		if string(hdr[:4]) != "ZLIB" {
-			return 0, 0, f.formatErr(s.Name, 0, "compressed section header is %q, want \"ZLIB\"", hdr[:4])
+			return 0, 0, false, f.formatErr(s.Name, 0, "compressed section header is %q, want \"ZLIB\"", hdr[:4])
 		}
 		size, zoff = binary.BigEndian.Uint64(hdr[4:12]), 12
 	default:
-		return s.Size, 0, nil
+		return s.Size, 0, false, nil
 	}
 	if z := s.Size - zoff; size/maxInflate > z {
-		return 0, 0, f.formatErr(s.Name, -1, "claims %d bytes once decompressed, more than %d compressed bytes can hold", size, z)
+		return 0, 0, false, f.formatErr(s.Name, -1, "claims %d bytes once decompressed, more than %d compressed bytes can hold", size, z)
 	}
-	return size, zoff, nil
+	return size, zoff, zstd, nil
 }
 
 // inflate decompresses member m into dst, which must come out exactly
 // full.
 func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
-	zr, err := zlib.NewReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+	var zr io.Reader
+	var err error
+	if m.zstd {
+		zr, err = l.unzstd(m)
+	} else {
+		zr, err = zlib.NewReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+	}
 	if err == nil {
 		var n int
 		n, err = io.ReadFull(zr, dst)
@@ -540,4 +553,28 @@ func isDebugRelocName(name string) bool {
 		rest, ok = strings.CutPrefix(name, ".rel")
 	}
 	return ok && isDebugName(rest)
+}
+
+// stdELF is a file opened with debug/elf, once.
+type stdELF struct {
+	once sync.Once
+	f    *elf.File
+	err  error
+}
+
+// unzstd returns the decompressed contents of member m, compressed with
+// Zstandard. The standard library has no Zstandard decoder of its own to
+// import, but debug/elf decompresses such sections: the file is opened
+// with it the first time one is read.
+func (l *DebugLoader) unzstd(m *debugMember) (io.Reader, error) {
+	l.std.once.Do(func() { l.std.f, l.std.err = elf.NewFile(l.r) })
+	if l.std.err != nil {
+		return nil, l.std.err
+	}
+	for _, s := range l.std.f.Sections {
+		if s.Offset == m.offset && s.Flags&elf.SHF_COMPRESSED != 0 && s.Name == m.name {
+			return s.Open(), nil
+		}
+	}
+	return nil, errors.New("debug/elf finds no such compressed section")
 }

@@ -6,10 +6,16 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elftest"
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // compressedSection returns data as the contents of an SHF_COMPRESSED
@@ -91,5 +97,89 @@ func TestDWOLoader(t *testing.T) {
 	}
 	if _, err := f.DWOLoader(); !errors.Is(err, ErrNoDWARF) {
 		t.Errorf("DWOLoader of an object without .debug_info.dwo: %v; want ErrNoDWARF", err)
+	}
+}
+
+// TestZstandardSections: clang's -gz=zstd object loads the same DWARF
+// as the same object uncompressed, relocations applied; a stream cut
+// short is an error naming the file and the section.
+func TestZstandardSections(t *testing.T) {
+	clang := testenv.Tool(t, "clang-19", "clang-19")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.c")
+	// Enough functions that compressing each debug section pays (LLVM
+	// leaves a section uncompressed otherwise).
+	var code strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&code, "static int sq%d(int x) { return x * x + %d; }\nint f%d(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq%d(i); return s; }\n", i, i, i, i)
+	}
+	if err := os.WriteFile(src, []byte(code.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sections := func(obj string) map[string][]byte {
+		t.Helper()
+		f, err := Open(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		l, err := f.DebugLoader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]byte{}
+		for _, name := range l.names {
+			if out[name], err = l.Section(name); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		return out
+	}
+	compile := func(name string, args ...string) string {
+		obj := filepath.Join(dir, name)
+		if b, err := exec.Command(clang, append([]string{"-O1", "-g", "-c", "-o", obj, src}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("clang: %v\n%s", err, b)
+		}
+		return obj
+	}
+	plain, zstd := compile("plain.o"), compile("zstd.o", "-gz=zstd")
+	want, got := sections(plain), sections(zstd)
+	if len(want) < 4 || !reflect.DeepEqual(got, want) {
+		t.Errorf("the -gz=zstd object's %d DWARF sections differ from the plain one's %d", len(got), len(want))
+	}
+
+	// Cut the Zstandard stream of .debug_info short: every byte after
+	// its header becomes 0.
+	f, err := Open(zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Sections[f.Section(".debug_info")]
+	f.Close()
+	if s.Flags&elf.SHF_COMPRESSED == 0 {
+		t.Fatalf(".debug_info of %s is not compressed", zstd)
+	}
+	data, err := os.ReadFile(zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(data[s.Offset+chdrSize+8 : s.Offset+s.Size])
+	bad := filepath.Join(dir, "bad.o")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := f.DebugLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Section(".debug_info")
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.File != bad || fe.Section != ".debug_info" || !strings.Contains(err.Error(), "cannot decompress") {
+		t.Errorf("a broken Zstandard stream: %v; want a format error naming %s and .debug_info", err, bad)
 	}
 }

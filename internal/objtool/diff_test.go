@@ -24,8 +24,9 @@ const oracleLLVM = 19
 // --inlining on real binaries: Debian's libc with its detached debug file
 // (found by build ID), libstdc++'s -g build from libstdc++6-12-dbg, a C++
 // program with deep inlining built by GCC (PIE, non-PIE, compressed debug
-// sections, stripped) and by clang, a Go binary, and a Rust program built
-// by rustc with DWARF 4 and 5 and both name manglings. Every address of a
+// sections, stripped) and by clang (also with Zstandard compression), a
+// Go binary, and a Rust program built by rustc with DWARF 4 and 5 and
+// both name manglings. Every address of a
 // sample spread over each binary's code must get the same frames:
 // function, file, line, column and start line, inline frames included.
 func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
@@ -63,6 +64,7 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		{"g++ -O2 -gz (compressed debug sections)", build("gcc-gz", gxx, "-gz")},
 		{"g++ -O2 DWARF 4", build("gcc-dwarf4", gxx, "-gdwarf-4")},
 		{"clang++ -O2", build("clang", clangxx)},
+		{"clang++ -O2 -gz=zstd (Zstandard-compressed debug sections)", build("clang-zstd", clangxx, "-gz=zstd")},
 		{"stripped", stripped(gccPIE)},
 		{"Go", goBinary(t, dir)},
 		{"rustc -O DWARF 4", rustBinary(t, dir, "rust-dwarf4", "-C", "dwarf-version=4")},
