@@ -29,6 +29,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -125,12 +126,15 @@ func (s *Section) Executable() bool {
 	return s.Flags&f == f
 }
 
-// Open opens the named file with [os.Open] and reads it with [NewFile].
+// Open opens the named file, if it is a regular file, and reads it with
+// [NewFile].
 // The caller must Close the returned File.
 func Open(name string) (*File, error) {
-	fd, err := os.Open(name)
+	// Paths come from profiles and debug information, which anyone may
+	// write: only a regular file is opened, never a FIFO that would block.
+	fd, err := regfile.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	st, err := fd.Stat()
 	if err != nil {

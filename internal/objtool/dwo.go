@@ -38,14 +38,20 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 					"(other files missing are not said)", safename.String(path), safename.String(name)))
 				return nil, nil
 			}
-			return f, err
+			if err != nil {
+				return nil, fmt.Errorf("%s: split DWARF file: %w", safename.String(path), err)
+			}
+			return f, nil
 		},
 		Package: func() (*elfrel.File, error) {
 			f, err := elfrel.Open(path + ".dwp")
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil
 			}
-			return f, err
+			if err != nil {
+				return nil, fmt.Errorf("%s: DWARF package: %w", safename.String(path), err)
+			}
+			return f, nil
 		},
 		Warn: func(msg string) {
 			warn(&bad, msg+"; the code it describes is symbolized without inline frames (other such files are not said)")

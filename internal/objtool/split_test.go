@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -19,7 +20,7 @@ import (
 // DW_AT_comp_dir and DW_AT_dwo_name), from a DWARF package (PROG.dwp, by
 // llvm-dwp) with the .dwo files gone, and, with neither or with a .dwo of
 // another build, from the skeletons' line tables alone, as llvm-symbolizer
-// does, said once.
+// does, said once; FIFOs in their place do not block.
 func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 	t.Parallel()
 	srcs := []string{"testdata/inline.cc", "testdata/split2.cc"}
@@ -68,19 +69,24 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 			dir := t.TempDir()
 			prog := build(dir, tc.cxx, tc.flags...)
 			addrs := sampleCode(t, prog, 3000)
+			// last is what llvm-symbolizer said in the last check.
+			var last [][]testenv.Frame
 			// check compares every address with llvm-symbolizer on the
-			// files as they are now, with a new Tool, and returns how many
-			// have inline frames and what the Tool said.
-			check := func(what string) (inline int, warnings []string) {
+			// files as they are now (or, if again, with what it said
+			// last), with a new Tool, and returns how many have inline
+			// frames and what the Tool said.
+			check := func(what string, again bool) (inline int, warnings []string) {
 				t.Helper()
 				tool := New(Options{Warn: func(msg string) { warnings = append(warnings, msg) }})
 				defer tool.Close()
-				want := testenv.LLVMSymbolizeWith(t, oracleLLVM, prog, addrs)
-				inline = compareFrames(t, tool, prog, addrs, want)
+				if !again {
+					last = testenv.LLVMSymbolizeWith(t, oracleLLVM, prog, addrs)
+				}
+				inline = compareFrames(t, tool, prog, addrs, last)
 				t.Logf("%s: %d addresses, %d with inline frames; warnings %q", what, len(addrs), inline, warnings)
 				return inline, warnings
 			}
-			if inline, w := check(".dwo files"); inline == 0 || len(w) > 0 {
+			if inline, w := check(".dwo files", false); inline == 0 || len(w) > 0 {
 				t.Errorf(".dwo files: %d addresses with inline frames, warnings %q; want some and none", inline, w)
 			}
 
@@ -99,7 +105,7 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if inline, w := check("DWARF package"); inline == 0 || len(w) > 0 {
+			if inline, w := check("DWARF package", false); inline == 0 || len(w) > 0 {
 				t.Errorf("DWARF package: %d addresses with inline frames, warnings %q; want some and none", inline, w)
 			}
 
@@ -107,9 +113,27 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 			if err := os.Remove(prog + ".dwp"); err != nil {
 				t.Fatal(err)
 			}
-			inline, w := check("no split DWARF")
+			inline, w := check("no split DWARF", false)
 			if inline != 0 || len(w) != 1 || !strings.Contains(w[0], prog) || !strings.Contains(w[0], "not found") {
 				t.Errorf("no split DWARF: %d addresses with inline frames, warnings %q; want none and one saying what is not found", inline, w)
+			}
+
+			// FIFOs where the .dwo files were, which an open(2) would wait
+			// on for ever (llvm-symbolizer's does): passed over, said once,
+			// the frames those without the files.
+			for _, f := range dwos {
+				if err := syscall.Mkfifo(f, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inline, w = check("FIFOs for .dwo files", true)
+			if inline != 0 || len(w) != 1 || !strings.Contains(w[0], "not a regular file") {
+				t.Errorf("FIFOs for .dwo files: %d addresses with inline frames, warnings %q; want none and one saying it is not a regular file", inline, w)
+			}
+			for _, f := range dwos {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
 			}
 
 			// The .dwo files of another build (other code, other unit IDs).
@@ -125,7 +149,7 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			inline, w = check("another build's .dwo files")
+			inline, w = check("another build's .dwo files", false)
 			if inline != 0 || len(w) != 1 || !strings.Contains(w[0], "no unit with ID") || !strings.Contains(w[0], prog) {
 				t.Errorf("another build's .dwo files: %d addresses with inline frames, warnings %q; want none and one naming the mismatch", inline, w)
 			}

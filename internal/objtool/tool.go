@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/oncemap"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // Options configures a Tool.
@@ -276,9 +278,9 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 
 // readMagic returns the first 4 bytes of the file name.
 func readMagic(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := regfile.Open(name) // a FIFO named in a profile would block os.Open
 	if err != nil {
-		return nil, fmt.Errorf("error opening %s: %v", name, err)
+		return nil, fmt.Errorf("error opening %s: %v", name, &fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	defer f.Close()
 	magic := make([]byte, 4)
