@@ -11,9 +11,10 @@
 //
 // prints for the same object (LLVM 14), with the differences listed on
 // [Symbolizer.SourceLine]. [NewWithDebug] indexes any 64-bit ELF file
-// package elfrel reads; [NewFromSections] indexes the DWARF sections and
-// symbols of another container (Mach-O, PE, 32-bit ELF), read by its
-// caller.
+// package elfrel reads, [NewWithDWO] one built with split DWARF (its .dwo
+// files or DWARF package read as the addresses need them);
+// [NewFromSections] indexes the DWARF sections and symbols of another
+// container (Mach-O, PE, 32-bit ELF), read by its caller.
 //
 // The index is compact (line rows are delta-encoded; names are stored
 // once, in a few large strings), and Open reads one DWARF section at a
