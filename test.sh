@@ -121,6 +121,8 @@ show nm --version
 show dot -V
 show pdftotext -v
 show pdftoppm -v
+show rustc --version
+show llvm-dwp-19 --version
 show chromium --version
 show node --version
 show npm --version
