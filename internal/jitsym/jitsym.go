@@ -298,22 +298,31 @@ func (s *Symbolizer) appendDWARFFrames(dst []Frame, addr uint64) []Frame {
 // appendUnitFrames appends the DWARF frames of addr in a segment with code
 // c, not a hole.
 func (s *Symbolizer) appendUnitFrames(dst []Frame, c int32, addr uint64) []Frame {
-	if c < 0 {
-		if s.split != nil {
-			// A skeleton unit: its split file's frames, if it has them.
+	u := codeUnit(c)
+	if c >= 0 {
+		u = int32(s.unitOf(c))
+	}
+	if s.split != nil {
+		// A skeleton unit whose split file could be read: as LLVM, its
+		// subroutines are that file's, whatever the skeleton has (clang's
+		// -fsplit-dwarf-inlining copies some there).
+		if split := s.split.indexOf(u); split != nil {
 			n := len(dst)
-			if dst = s.split.appendSplitFrames(dst, codeUnit(c), addr); len(dst) > n {
+			if dst = split.appendDWARFFrames(dst, addr); len(dst) > n {
 				return dst
 			}
+			c = codeUnit(u)
 		}
+	}
+	if c < 0 {
 		// No subroutine: the line table alone, as llvm-symbolizer does.
-		if f, ok := s.lineFrame(&s.units[codeUnit(c)], addr); ok {
+		if f, ok := s.lineFrame(&s.units[u], addr); ok {
 			dst = append(dst, f)
 		}
 		return dst
 	}
 	n := &s.nodes[c]
-	leaf, _ := s.lineFrame(&s.units[s.unitOf(c)], addr)
+	leaf, _ := s.lineFrame(&s.units[u], addr)
 	leaf.Func, leaf.StartLine = s.names[n.fn], int(n.startLine)
 	dst = append(dst, leaf)
 	for n.parent >= 0 {

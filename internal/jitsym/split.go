@@ -257,16 +257,13 @@ func (su *splitUnit) inherit(w *walkedUnit) {
 	}
 }
 
-// appendSplitFrames appends the frames of addr in unit u from its split
-// file, if it has one that could be used and whose entries cover addr.
-func (st *splitState) appendSplitFrames(dst []Frame, u int32, addr uint64) []Frame {
+// indexOf returns the index of unit u's split file, or nil if it is not
+// a skeleton unit or its file cannot be used.
+func (st *splitState) indexOf(u int32) *Symbolizer {
 	if int(u) >= len(st.of) || st.of[u] < 0 {
-		return dst
+		return nil
 	}
-	if s := st.index(st.of[u]); s != nil {
-		dst = s.appendDWARFFrames(dst, addr)
-	}
-	return dst
+	return st.index(st.of[u])
 }
 
 // index returns the index of split unit k's file, building it the first

@@ -34,8 +34,8 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			}
 			f, err := elfrel.Open(name)
 			if errors.Is(err, fs.ErrNotExist) {
-				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized without inline frames "+
-					"(other files missing are not said)", safename.String(path), safename.String(name)))
+				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized from the binary's skeleton units alone, "+
+					"as llvm-symbolizer does (other files missing are not said)", safename.String(path), safename.String(name)))
 				return nil, nil
 			}
 			if err != nil {
@@ -54,7 +54,7 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			return f, nil
 		},
 		Warn: func(msg string) {
-			warn(&bad, msg+"; the code it describes is symbolized without inline frames (other such files are not said)")
+			warn(&bad, msg+"; the code it describes is symbolized from the binary's skeleton units alone (other such files are not said)")
 		},
 	}
 }
