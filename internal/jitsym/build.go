@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -207,7 +208,10 @@ func (b *builder) infoPhase() error {
 	hs, headerErr := b.unitHeaders()
 	roots := b.unitRoots(hs)
 	lineLoadErr := b.load(&b.debugLine, ".debug_line")
-	debugLine := b.debugLine // the line goroutine drops b.debugLine
+	var debugLine []byte // what keepSplitUnits keeps of it: the line goroutine drops b.debugLine
+	if b.dwo != nil && slices.ContainsFunc(roots, func(w walkedUnit) bool { return w.split.dwoName != 0 }) {
+		debugLine = b.debugLine
+	}
 	lines := make(chan lineResult, 1)
 	if lineLoadErr == nil {
 		go func() { lines <- b.lineTables(roots) }()
