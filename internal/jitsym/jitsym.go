@@ -285,35 +285,61 @@ func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 	return dst
 }
 
-// appendDWARFFrames appends the frames the DWARF gives addr.
+// appendDWARFFrames appends the frames the DWARF gives addr: as LLVM, a
+// skeleton unit's from its split file when that could be read, whatever
+// subroutines the skeleton has (clang's -fsplit-dwarf-inlining copies
+// some there), and its line table alone when the file has none at addr.
 func (s *Symbolizer) appendDWARFFrames(dst []Frame, addr uint64) []Frame {
-	if i := searchHi(s.segHi, addr); i < len(s.segHi) && addr >= s.segLo {
-		if c := s.segCode[i]; c != segHole {
-			dst = s.appendUnitFrames(dst, c, addr)
-		}
+	c, ok := s.segmentAt(addr)
+	if !ok {
+		return dst
 	}
-	return dst
-}
-
-// appendUnitFrames appends the DWARF frames of addr in a segment with code
-// c, not a hole.
-func (s *Symbolizer) appendUnitFrames(dst []Frame, c int32, addr uint64) []Frame {
-	u := codeUnit(c)
-	if c >= 0 {
-		u = int32(s.unitOf(c))
-	}
+	u := s.unitOfCode(c)
 	if s.split != nil {
-		// A skeleton unit whose split file could be read: as LLVM, its
-		// subroutines are that file's, whatever the skeleton has (clang's
-		// -fsplit-dwarf-inlining copies some there).
 		if split := s.split.indexOf(u); split != nil {
 			n := len(dst)
-			if dst = split.appendDWARFFrames(dst, addr); len(dst) > n {
+			if dst = split.appendOwnFrames(dst, addr); len(dst) > n {
 				return dst
 			}
 			c = codeUnit(u)
 		}
 	}
+	return s.appendUnitFrames(dst, c, u, addr)
+}
+
+// appendOwnFrames is appendDWARFFrames for the index of a split file,
+// which has no split units of its own. (Keeping the two apart keeps dst
+// out of a cycle of calls, which would make it escape to the heap.)
+func (s *Symbolizer) appendOwnFrames(dst []Frame, addr uint64) []Frame {
+	c, ok := s.segmentAt(addr)
+	if !ok {
+		return dst
+	}
+	return s.appendUnitFrames(dst, c, s.unitOfCode(c), addr)
+}
+
+// segmentAt returns the code of the segment holding addr (see segment
+// codes), and false in a hole.
+func (s *Symbolizer) segmentAt(addr uint64) (int32, bool) {
+	if i := searchHi(s.segHi, addr); i < len(s.segHi) && addr >= s.segLo {
+		if c := s.segCode[i]; c != segHole {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// unitOfCode returns the unit of the segment with code c, not a hole.
+func (s *Symbolizer) unitOfCode(c int32) int32 {
+	if c < 0 {
+		return codeUnit(c)
+	}
+	return int32(s.unitOf(c))
+}
+
+// appendUnitFrames appends the DWARF frames of addr in a segment of unit
+// u with code c, not a hole.
+func (s *Symbolizer) appendUnitFrames(dst []Frame, c, u int32, addr uint64) []Frame {
 	if c < 0 {
 		// No subroutine: the line table alone, as llvm-symbolizer does.
 		if f, ok := s.lineFrame(&s.units[u], addr); ok {
