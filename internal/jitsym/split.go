@@ -61,8 +61,8 @@ type DWO struct {
 	Package func() (*elfrel.File, error)
 	// Warn, if not nil, is told why a split DWARF file cannot be used
 	// (an error of Open, a file that cannot be read, one of another
-	// unit), naming the file. Its skeleton's addresses then get the
-	// frames of the skeleton's line table alone.
+	// unit; its skeleton then answers alone), or what of one was left
+	// out of its index, naming the file.
 	Warn func(msg string)
 }
 
@@ -152,7 +152,7 @@ func (st *splitState) openPackage() *dwpPackage {
 			}
 		}
 		if err != nil && st.dwo.Warn != nil {
-			st.dwo.Warn(err.Error())
+			st.dwo.Warn(err.Error() + "; the .dwo files are read instead")
 		}
 	})
 	return st.pkg
@@ -170,7 +170,6 @@ func (st *splitState) close() {
 // file's units inherit from it.
 type splitUnit struct {
 	SplitUnit
-	version     int
 	addrBase    uint64
 	hasAddrBase bool
 	base        uint64 // the skeleton's base address, if hasBase
@@ -207,7 +206,7 @@ func (b *builder) keepSplitUnits(debugLine []byte) {
 		st.of[u] = int32(len(st.units))
 		su := &splitUnit{
 			SplitUnit: SplitUnit{DWOName: b.str(b.resolveStr(w.split.dwoName, w)), CompDir: w.compDir, ID: w.split.dwoID},
-			version:   w.hdr.version, stmtList: w.stmtList, hasStmtList: w.hasStmtList,
+			stmtList:  w.stmtList, hasStmtList: w.hasStmtList,
 			rangesBase: w.split.gnuRangesBase,
 		}
 		b.skeletonBases(w, su)
@@ -273,7 +272,7 @@ func (st *splitState) index(k int32) *Symbolizer {
 	su.once.Do(func() {
 		var err error
 		if su.index, err = st.build(su); err != nil && st.dwo.Warn != nil {
-			st.dwo.Warn(err.Error())
+			st.dwo.Warn(err.Error() + "; the code it describes is symbolized from the binary's skeleton units alone")
 		}
 	})
 	return su.index
@@ -315,6 +314,11 @@ func (st *splitState) buildFrom(su *splitUnit, name string, bo binary.ByteOrder,
 	}
 	if len(b.walked) == 0 { // the walk indexes the unit with su's ID alone
 		return nil, st.notFound(name, su)
+	}
+	if st.dwo.Warn != nil {
+		for _, w := range s.warnings { // what of the file was left out
+			st.dwo.Warn(w)
+		}
 	}
 	s.hasDWARF = true
 	return s, nil

@@ -54,7 +54,7 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			return f, nil
 		},
 		Warn: func(msg string) {
-			warn(&bad, msg+"; the code it describes is symbolized from the binary's skeleton units alone (other such files are not said)")
+			warn(&bad, msg+" (other such messages about this binary's split DWARF are not said)")
 		},
 	}
 }

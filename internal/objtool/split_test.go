@@ -97,8 +97,23 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 				t.Errorf(".dwo files: %d addresses with inline frames, warnings %q; want some and none", inline, w)
 			}
 
-			// A DWARF package, the .dwo files moved away.
+			// A DWARF package, the .dwo files moved away; but first the
+			// package cut short, which is not an object file: as
+			// llvm-symbolizer, the .dwo files serve instead, said once.
 			run(dir, dwp, "-e", "prog", "-o", "prog.dwp")
+			whole, err := os.ReadFile(prog + ".dwp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(prog+".dwp", whole[:40], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if inline, w := check("a broken package", false); inline == 0 || len(w) != 1 || !strings.Contains(w[0], ".dwo files are read instead") {
+				t.Errorf("a broken package: %d addresses with inline frames, warnings %q; want some, and one warning", inline, w)
+			}
+			if err := os.WriteFile(prog+".dwp", whole, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			moved := filepath.Join(dir, "moved")
 			if err := os.Mkdir(moved, 0o755); err != nil {
 				t.Fatal(err)
