@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym/synth"
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the fuzz seed corpus in testdata/fuzz from the objects in testdata")
@@ -125,4 +127,73 @@ func TestFuzzCorpus(t *testing.T) {
 			t.Errorf("%s is missing or stale (err %v); run go test -run Corpus -update", path, err)
 		}
 	}
+}
+
+// FuzzDWO indexes arbitrary input as the split DWARF file of a real
+// skeleton unit (clang-19 -gsplit-dwarf -c of testdata/src/inline.cc,
+// whose .dwo is the seed) and looks up every third byte of the object's
+// code. It must not panic or allocate much more than the input warrants,
+// and what it says of the input must name it.
+func FuzzDWO(f *testing.F) {
+	clang := testenv.Tool(f, "clang-19", "clang-19")
+	dir := f.TempDir()
+	src, err := filepath.Abs("testdata/src/inline.cc")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cmd := exec.Command(clang, "-O2", "-g", "-gsplit-dwarf", "-c", "-o", "x.o", src)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		f.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	obj, err := os.ReadFile(filepath.Join(dir, "x.o"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	dwo, err := os.ReadFile(filepath.Join(dir, "x.dwo"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(dwo)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := elfrel.NewFile(bytes.NewReader(obj), int64(len(obj)), "x.o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s, err := NewWithDWO(ef, nil, &DWO{
+			Open: func(SplitUnit) (*elfrel.File, error) {
+				return elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz.dwo")
+			},
+			Warn: func(msg string) { said = append(said, msg) },
+		})
+		if err != nil {
+			t.Fatalf("the object with its skeleton: %v", err)
+		}
+		var buf []Frame
+		inline := 0
+		for _, sec := range ef.Sections {
+			if sec.Executable() {
+				for a := sec.Addr; a < sec.Addr+sec.Size; a += 3 {
+					if buf = s.AppendFrames(buf[:0], a); len(buf) > 1 {
+						inline++
+					}
+				}
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if bytes.Equal(data, dwo) && (inline == 0 || len(said) > 0) {
+			t.Fatalf("the real .dwo: %d addresses with inline frames, %q said; want some and nothing", inline, said)
+		}
+		if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(len(data)+len(obj))+64<<20; alloc > limit {
+			t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, len(data), limit)
+		}
+		for _, msg := range said {
+			if !strings.Contains(msg, "fuzz.dwo") {
+				t.Fatalf("%q does not name the file", msg)
+			}
+		}
+	})
 }
