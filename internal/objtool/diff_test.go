@@ -77,6 +77,8 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		{"clang++ -O2 -flto=thin, two units", build("clang-thinlto", clangxx, "-flto=thin", "-fuse-ld=lld", split2), 0},
 		{"g++ -O2 -fdebug-types-section (type units)", build("gcc-types", gxx, "-fdebug-types-section", split2), 0},
 		{"g++ -O2 -gdwarf64", build("gcc-dwarf64", gxx, "-gdwarf64"), 0},
+		{"g++ -O2 -gdwarf-2", build("gcc-dwarf2", gxx, "-gdwarf-2"), 0},
+		{"clang++ -O2 -gsimple-template-names -gembed-source", build("clang-simple", clangxx, "-gsimple-template-names", "-gembed-source"), 0},
 		{"clang++ -O2 -gline-tables-only", build("clang-gmlt", clangxx, "-gline-tables-only"), 0},
 		{"stripped", stripped(gccPIE), 0},
 		{"Go", goBinary(t, dir), 0},
