@@ -1,6 +1,7 @@
 package jitsym
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -117,7 +118,6 @@ type dwpPackage struct {
 	f     *elfrel.File // open until the Symbolizer is closed
 	l     *elfrel.DebugLoader
 	index *dwpIndex
-	str   []byte // .debug_str.dwo, which the units share
 
 	mu    sync.Mutex
 	whole map[string][]byte // compressed sections, read whole once
@@ -140,11 +140,7 @@ func openPackage(f *elfrel.File) (*dwpPackage, error) {
 	if err != nil {
 		return nil, wrapDecode(f.Name, err)
 	}
-	str, err := l.Section(".debug_str")
-	if err != nil {
-		return nil, err
-	}
-	return &dwpPackage{f: f, l: l, index: x, str: str, whole: map[string][]byte{}}, nil
+	return &dwpPackage{f: f, l: l, index: x, whole: map[string][]byte{}}, nil
 }
 
 // unit returns the sections of the unit with the given ID, as its .dwo
@@ -166,43 +162,151 @@ func (p *dwpPackage) unit(id uint64) Sections {
 	return u
 }
 
-// dwpUnit is one unit's sections in a package.
+// dwpUnit is one unit's sections in a package. Its .debug_str is not
+// the package's, which all units share and which can be far larger than
+// one unit needs: the strings its .debug_str_offsets part names are
+// read alone, into a table of its own, and the offsets rewritten to
+// point there (unless .debug_str.dwo is compressed: then it is read
+// whole, once).
 type dwpUnit struct {
 	p     *dwpPackage
 	parts map[string][2]uint64 // offset and size, by section
+
+	strOnce sync.Once
+	strOffs []byte // its .debug_str_offsets part, rewritten
+	str     []byte // the strings it names
+	strErr  error
 }
+
+// maxDWPString bounds the length of one string read from a package's
+// .debug_str.dwo: a longer one (none is, in real DWARF) reads as "".
+const maxDWPString = 1 << 20
 
 func (u *dwpUnit) Size(name string) uint64 {
 	if name == ".debug_str" {
-		return uint64(len(u.p.str))
+		return u.p.l.Size(name) // an upper bound, for the build's budgets
 	}
 	return u.parts[name][1]
 }
 
 func (u *dwpUnit) Section(name string) ([]byte, error) {
-	if name == ".debug_str" {
-		return u.p.str, nil
+	switch name {
+	case ".debug_str", ".debug_str_offsets":
+		u.strOnce.Do(u.readStrings)
+		if name == ".debug_str" {
+			return u.str, u.strErr
+		}
+		return u.strOffs, u.strErr
 	}
 	part, ok := u.parts[name]
 	if !ok {
 		return nil, nil
 	}
-	if !u.p.l.Compressed(name) {
-		return u.p.l.SectionRange(name, part[0], part[1])
+	return u.p.read(name, part)
+}
+
+// read returns part (offset and size) of the named section.
+func (p *dwpPackage) read(name string, part [2]uint64) ([]byte, error) {
+	if !p.l.Compressed(name) {
+		return p.l.SectionRange(name, part[0], part[1])
 	}
-	u.p.mu.Lock()
-	defer u.p.mu.Unlock()
-	data, ok := u.p.whole[name]
-	if !ok {
-		var err error
-		if data, err = u.p.l.Section(name); err != nil {
-			return nil, err
-		}
-		u.p.whole[name] = data
+	data, err := p.wholeSection(name)
+	if err != nil {
+		return nil, err
 	}
 	if part[0] > uint64(len(data)) || part[1] > uint64(len(data))-part[0] {
-		return nil, &elfrel.FormatError{File: u.p.f.Name, Section: name, Off: int64(min(part[0], 1<<62)),
+		return nil, &elfrel.FormatError{File: p.f.Name, Section: name, Off: int64(min(part[0], 1<<62)),
 			Msg: fmt.Sprintf("a unit's %d bytes at %#x are not within the section", part[1], part[0])}
 	}
 	return data[part[0] : part[0]+part[1]], nil
+}
+
+// wholeSection returns the named section, read once.
+func (p *dwpPackage) wholeSection(name string) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	data, ok := p.whole[name]
+	if !ok {
+		var err error
+		if data, err = p.l.Section(name); err != nil {
+			return nil, err
+		}
+		p.whole[name] = data
+	}
+	return data, nil
+}
+
+// readStrings reads the unit's string offsets and the strings they name
+// (see dwpUnit).
+func (u *dwpUnit) readStrings() {
+	part, ok := u.parts[".debug_str_offsets"]
+	if !ok {
+		return
+	}
+	offs, err := u.p.read(".debug_str_offsets", part)
+	if err != nil {
+		u.strErr = err
+		return
+	}
+	if u.p.l.Compressed(".debug_str") {
+		u.strOffs = offs
+		u.str, u.strErr = u.p.wholeSection(".debug_str")
+		return
+	}
+	// The entries follow a header in version 5 (unit_length, version,
+	// padding), none in GNU's version 2; 8 bytes each in 64-bit DWARF.
+	bo := u.p.f.ByteOrder
+	start, size := 0, 4
+	if u.p.index.version >= 5 && len(offs) >= 4 {
+		start = 8
+		if bo.Uint32(offs) == 0xffffffff {
+			start, size = 16, 8
+		}
+	}
+	out := bytes.Clone(offs)
+	str := []byte{0} // offset 0: the empty string, for what cannot be read
+	at := map[uint64]uint64{}
+	for i := start; i+size <= len(out); i += size {
+		var old uint64
+		if size == 4 {
+			old = uint64(bo.Uint32(out[i:]))
+		} else {
+			old = bo.Uint64(out[i:])
+		}
+		off, ok := at[old]
+		if !ok {
+			if s := u.p.cstring(old); s != nil {
+				off = uint64(len(str))
+				str = append(append(str, s...), 0)
+			}
+			at[old] = off
+		}
+		if size == 4 {
+			bo.PutUint32(out[i:], uint32(off))
+		} else {
+			bo.PutUint64(out[i:], off)
+		}
+	}
+	u.strOffs, u.str = out, str
+}
+
+// cstring returns the NUL-terminated string at off of .debug_str.dwo,
+// without its NUL, or nil if there is none (off past the end, no NUL
+// before it or within maxDWPString bytes, a read error).
+func (p *dwpPackage) cstring(off uint64) []byte {
+	size := p.l.Size(".debug_str")
+	for n := uint64(64); off < size; n *= 4 {
+		n = min(n, size-off, maxDWPString)
+		b, err := p.l.SectionRange(".debug_str", off, n)
+		if err != nil {
+			return nil
+		}
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return b[:i]
+		}
+		if n == size-off || n == maxDWPString {
+			return nil
+		}
+	}
+	return nil
 }

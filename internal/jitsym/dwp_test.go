@@ -199,3 +199,48 @@ func FuzzCUIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestPackageUnitStrings: a unit of a package reads only the strings its
+// offsets name, into a table of its own, with the offsets rewritten to
+// match; an offset past the section reads as "".
+func TestPackageUnitStrings(t *testing.T) {
+	le := binary.LittleEndian
+	index := cuIndex(le, 5, []uint32{sectInfo, sectStrOffsets}, 4, []indexUnit{
+		{id: 7, offs: []uint32{0, 8}, sizes: []uint32{4, 24}, slot: 2},
+	})
+	offs := le.AppendUint32(nil, 20) // unit_length: version, padding, 4 entries
+	offs = le.AppendUint16(offs, 5)
+	offs = le.AppendUint16(offs, 0)
+	for _, o := range []uint32{4, 0, 4, 99} {
+		offs = le.AppendUint32(offs, o)
+	}
+	other := make([]byte, 8) // the contribution of another unit, before this one's
+	data := elftest.File{Sections: []elftest.Section{
+		{Name: ".debug_info.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 4)},
+		{Name: ".debug_str_offsets.dwo", Type: elf.SHT_PROGBITS, Data: append(other, offs...)},
+		{Name: ".debug_str.dwo", Type: elf.SHT_PROGBITS, Data: []byte("aaa\x00bbb\x00ccc\x00")},
+		{Name: ".debug_cu_index", Type: elf.SHT_PROGBITS, Data: index},
+	}}.Bytes()
+	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := openPackage(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := p.unit(7)
+	str, err := u.Section(".debug_str")
+	if err != nil || string(str) != "\x00bbb\x00aaa\x00" {
+		t.Errorf("the unit's strings: %q, %v; want only bbb and aaa, after an empty one", str, err)
+	}
+	got, err := u.Section(".debug_str_offsets")
+	if err != nil || len(got) != len(offs) || !bytes.Equal(got[:8], offs[:8]) {
+		t.Fatalf("the unit's string offsets: %v, %v; want its part with the header as it was", got, err)
+	}
+	for i, want := range []uint32{1, 5, 1, 0} {
+		if o := le.Uint32(got[8+4*i:]); o != want {
+			t.Errorf("offset %d: %d, want %d", i, o, want)
+		}
+	}
+}
