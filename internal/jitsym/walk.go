@@ -119,9 +119,9 @@ func (b *builder) walk(hs []unitHeader, headerErr error) error {
 	return headerErr
 }
 
-// unitHeaders reads the headers of the compile, partial and skeleton
-// units of .debug_info, up to the first header that cannot be read, and
-// returns what was wrong with it.
+// unitHeaders reads the headers of the compile, partial, skeleton and
+// split compile units (a .dwo's) of .debug_info, up to the first header
+// that cannot be read, and returns what was wrong with it.
 func (b *builder) unitHeaders() (hs []unitHeader, headerErr error) {
 	c := &cursor{data: b.debugInfo, bo: b.bo, sec: ".debug_info"}
 	for c.off < len(c.data) {
