@@ -118,20 +118,14 @@ func TestZstandardSections(t *testing.T) {
 	}
 	sections := func(obj string) map[string][]byte {
 		t.Helper()
-		f, err := Open(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		l, err := f.DebugLoader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := openLoader(t, obj)
 		out := map[string][]byte{}
 		for _, name := range l.names {
-			if out[name], err = l.Section(name); err != nil {
+			data, err := l.Section(name)
+			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			out[name] = data
 		}
 		return out
 	}
@@ -168,18 +162,25 @@ func TestZstandardSections(t *testing.T) {
 	if err := os.WriteFile(bad, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err = Open(bad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l, err := f.DebugLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = l.Section(".debug_info")
+	_, err = openLoader(t, bad).Section(".debug_info")
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.File != bad || fe.Section != ".debug_info" || !strings.Contains(err.Error(), "cannot decompress") {
 		t.Errorf("a broken Zstandard stream: %v; want a format error naming %s and .debug_info", err, bad)
 	}
+}
+
+// openLoader opens the file at path, closed when the test ends, and
+// returns its DebugLoader.
+func openLoader(t *testing.T, path string) *DebugLoader {
+	t.Helper()
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	l, err := f.DebugLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

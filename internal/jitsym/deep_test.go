@@ -45,10 +45,19 @@ func deepObject(addr uint64, n int) []byte {
 		die(3, "")
 	}
 	dies = append(dies, make([]byte, n+2)...) // the end of each entry's children
-	info := le.AppendUint16(nil, 4)           // version
-	info = le.AppendUint32(info, 0)           // abbrev_offset
-	info = append(info, 8)                    // address_size
-	info = append(le.AppendUint32(nil, uint32(len(info)+len(dies))), append(info, dies...)...)
+	return unitObject(addr, abbrev, dies)
+}
+
+// unitObject returns a JIT object with 256 bytes of code at addr and one
+// DWARF 4 unit (8-byte addresses) of the entries dies, abbreviated by
+// abbrev. Entries refer to one another from the unit's start, which the
+// 11 bytes of its header precede.
+func unitObject(addr uint64, abbrev, dies []byte) []byte {
+	le := binary.LittleEndian
+	info := le.AppendUint32(nil, uint32(7+len(dies))) // unit_length
+	info = le.AppendUint16(info, 4)                   // version
+	info = le.AppendUint32(info, 0)                   // abbrev_offset
+	info = append(append(info, 8), dies...)           // address_size
 	f := elftest.File{Sections: []elftest.Section{
 		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: addr, Data: make([]byte, 0x100)},
 		{Name: ".debug_abbrev", Type: elf.SHT_PROGBITS, Data: abbrev},

@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +69,26 @@ func cuIndex(bo byteOrder, version int, cols []uint32, nslots int, units []index
 		}
 	}
 	return b
+}
+
+// testPackage opens a DWARF package, prog.dwp, of the given sections
+// (in the order of their names).
+func testPackage(t *testing.T, sections map[string][]byte) *dwpPackage {
+	t.Helper()
+	var f elftest.File
+	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		f.Sections = append(f.Sections, elftest.Section{Name: name, Type: elf.SHT_PROGBITS, Data: sections[name]})
+	}
+	data := f.Bytes()
+	ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := openPackage(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestParseCUIndex reads the index of both versions in both byte orders,
@@ -140,19 +162,11 @@ func TestPackageUnitOutOfRange(t *testing.T) {
 	index := cuIndex(le, 5, []uint32{sectInfo, sectAbbrev}, 4, []indexUnit{
 		{id: 7, offs: []uint32{16, 0}, sizes: []uint32{64, 4}, slot: 1},
 	})
-	data := elftest.File{Sections: []elftest.Section{
-		{Name: ".debug_info.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 32)},
-		{Name: ".debug_abbrev.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 4)},
-		{Name: ".debug_cu_index", Type: elf.SHT_PROGBITS, Data: index},
-	}}.Bytes()
-	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := openPackage(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPackage(t, map[string][]byte{
+		".debug_info.dwo":   make([]byte, 32),
+		".debug_abbrev.dwo": make([]byte, 4),
+		".debug_cu_index":   index,
+	})
 	if p.unit(8) != nil {
 		t.Error("a unit the index does not have")
 	}
@@ -163,7 +177,7 @@ func TestPackageUnitOutOfRange(t *testing.T) {
 	if b, err := u.Section(".debug_abbrev"); err != nil || len(b) != 4 {
 		t.Errorf("the unit's .debug_abbrev: %d bytes, %v; want 4", len(b), err)
 	}
-	_, err = u.Section(".debug_info")
+	_, err := u.Section(".debug_info")
 	var fe *elfrel.FormatError
 	if !errors.As(err, &fe) || fe.File != "prog.dwp" || !strings.Contains(err.Error(), "not within the section") {
 		t.Errorf("the unit's .debug_info: %v; want a format error naming prog.dwp", err)
@@ -215,20 +229,12 @@ func TestPackageUnitStrings(t *testing.T) {
 		offs = le.AppendUint32(offs, o)
 	}
 	other := make([]byte, 8) // the contribution of another unit, before this one's
-	data := elftest.File{Sections: []elftest.Section{
-		{Name: ".debug_info.dwo", Type: elf.SHT_PROGBITS, Data: make([]byte, 4)},
-		{Name: ".debug_str_offsets.dwo", Type: elf.SHT_PROGBITS, Data: append(other, offs...)},
-		{Name: ".debug_str.dwo", Type: elf.SHT_PROGBITS, Data: []byte("aaa\x00bbb\x00ccc\x00")},
-		{Name: ".debug_cu_index", Type: elf.SHT_PROGBITS, Data: index},
-	}}.Bytes()
-	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := openPackage(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPackage(t, map[string][]byte{
+		".debug_info.dwo":        make([]byte, 4),
+		".debug_str_offsets.dwo": append(other, offs...),
+		".debug_str.dwo":         []byte("aaa\x00bbb\x00ccc\x00"),
+		".debug_cu_index":        index,
+	})
 	u := p.unit(7)
 	str, err := u.Section(".debug_str")
 	if err != nil || string(str) != "\x00bbb\x00aaa\x00" {

@@ -2,13 +2,11 @@ package jitsym
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"slices"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
-	"github.com/jitpprof/pprof/internal/elftest"
 )
 
 // enumMethodObject returns a JIT object shaped as rustc (LLVM) writes a
@@ -42,7 +40,7 @@ func enumMethodObject(addr uint64) []byte {
 		9, tagSub, no, atSpec, formRef4, atInline, formData1, 0, 0,
 		0,
 	}
-	const hdr = 11 // unit_length, version, debug_abbrev_offset, address_size
+	const hdr = 11 // unitObject's unit header: offsets count from before it
 	var dies []byte
 	off := func() uint32 { return uint32(hdr + len(dies)) }
 	str := func(s string) { dies = append(append(dies, s...), 0) }
@@ -89,16 +87,7 @@ func enumMethodObject(addr uint64) []byte {
 		dies = append(dies, 1) // DW_INL_inlined
 	}
 	dies = append(dies, 0) // the unit's children end
-	info := le.AppendUint32(nil, uint32(hdr-4+len(dies)))
-	info = le.AppendUint16(info, 4)
-	info = le.AppendUint32(info, 0)
-	info = append(append(info, 8), dies...)
-	f := elftest.File{Sections: []elftest.Section{
-		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: addr, Data: make([]byte, 0x100)},
-		{Name: ".debug_abbrev", Type: elf.SHT_PROGBITS, Data: abbrev},
-		{Name: ".debug_info", Type: elf.SHT_PROGBITS, Data: info},
-	}}
-	return f.Bytes()
+	return unitObject(addr, abbrev, dies)
 }
 
 // TestMethodDeclaredInEnum: an inlined function whose declaration is a

@@ -32,29 +32,30 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			if !filepath.IsAbs(name) && u.CompDir != "" {
 				name = filepath.Join(u.CompDir, name)
 			}
-			f, err := elfrel.Open(name)
-			if errors.Is(err, fs.ErrNotExist) {
+			f, err := openIfExists(path, "split DWARF file", name)
+			if f == nil && err == nil {
 				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized from the binary's skeleton units alone, "+
 					"as llvm-symbolizer does (other files missing are not said)", safename.String(path), safename.String(name)))
-				return nil, nil
 			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: split DWARF file: %w", safename.String(path), err)
-			}
-			return f, nil
+			return f, err
 		},
-		Package: func() (*elfrel.File, error) {
-			f, err := elfrel.Open(path + ".dwp")
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: DWARF package: %w", safename.String(path), err)
-			}
-			return f, nil
-		},
+		Package: func() (*elfrel.File, error) { return openIfExists(path, "DWARF package", path+".dwp") },
 		Warn: func(msg string) {
 			warn(&bad, msg+" (other such messages about this binary's split DWARF are not said)")
 		},
 	}
+}
+
+// openIfExists opens the file name, what of the binary at path: nil and
+// no error if there is no such file, an error naming the binary and what
+// if it cannot be read.
+func openIfExists(path, what, name string) (*elfrel.File, error) {
+	f, err := elfrel.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", safename.String(path), what, err)
+	}
+	return f, nil
 }
