@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/safename"
@@ -121,6 +123,9 @@ type dwpPackage struct {
 
 	mu    sync.Mutex
 	whole map[string][]byte // compressed sections, read whole once
+
+	limit  int64        // what units may read in all (see readRange)
+	budget atomic.Int64 // what they may still read
 }
 
 // openPackage opens and indexes the package f.
@@ -140,7 +145,14 @@ func openPackage(f *elfrel.File) (*dwpPackage, error) {
 	if err != nil {
 		return nil, wrapDecode(f.Name, err)
 	}
-	return &dwpPackage{f: f, l: l, index: x, whole: map[string][]byte{}}, nil
+	p := &dwpPackage{f: f, l: l, index: x, whole: map[string][]byte{}}
+	var size int64
+	for _, name := range []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets", ".debug_rnglists"} {
+		size += int64(min(l.Size(name), 1<<40)) // no real section is larger
+	}
+	p.limit = dwpReadFactor*size + dwpReadSlack
+	p.budget.Store(p.limit)
+	return p, nil
 }
 
 // unit returns the sections of the unit with the given ID, as its .dwo
@@ -208,7 +220,7 @@ func (u *dwpUnit) Section(name string) ([]byte, error) {
 // read returns part (offset and size) of the named section.
 func (p *dwpPackage) read(name string, part [2]uint64) ([]byte, error) {
 	if !p.l.Compressed(name) {
-		return p.l.SectionRange(name, part[0], part[1])
+		return p.readRange(name, part[0], part[1])
 	}
 	data, err := p.wholeSection(name)
 	if err != nil {
@@ -220,6 +232,29 @@ func (p *dwpPackage) read(name string, part [2]uint64) ([]byte, error) {
 	}
 	return data[part[0] : part[0]+part[1]], nil
 }
+
+// readRange reads size bytes at off of the named section, which is not
+// compressed, and counts them against the package's budget: its index
+// can give every unit the same bytes, and the units' strings, those of
+// one string, which would otherwise be read once per unit looked up.
+func (p *dwpPackage) readRange(name string, off, size uint64) ([]byte, error) {
+	if n := p.l.Size(name); off <= n && size <= n-off && p.budget.Add(-int64(size)) < 0 {
+		return nil, fmt.Errorf("%s: the units looked up so far read more than %d bytes of it, %d times its DWARF and %d MiB: "+
+			"its index gives units the same contributions, or their string offsets the same strings; the other units are not read",
+			safename.String(p.f.Name), p.limit, dwpReadFactor, dwpReadSlack>>20)
+	}
+	return p.l.SectionRange(name, off, size)
+}
+
+// What the units of a package may read of it in all: dwpReadFactor times
+// its sections' size, and dwpReadSlack. Units read their own parts and
+// the strings they name, so that real packages read at most about their
+// size: llvm-dwp writes the parts one after the other, and the strings
+// of .debug_str.dwo once.
+const (
+	dwpReadFactor = 4
+	dwpReadSlack  = 64 << 20
+)
 
 // wholeSection returns the named section, read once.
 func (p *dwpPackage) wholeSection(name string) ([]byte, error) {
@@ -237,7 +272,11 @@ func (p *dwpPackage) wholeSection(name string) ([]byte, error) {
 }
 
 // readStrings reads the unit's string offsets and the strings they name
-// (see dwpUnit).
+// (see dwpUnit). The strings are found in the order of their offsets,
+// each byte of .debug_str.dwo read at most once for the unit, and the
+// strings that end at the same NUL (each a suffix of the one before) are
+// kept once: what an offsets part that names the same long string at
+// every byte costs is the string's length, not its square.
 func (u *dwpUnit) readStrings() {
 	part, ok := u.parts[".debug_str_offsets"]
 	if !ok {
@@ -263,24 +302,53 @@ func (u *dwpUnit) readStrings() {
 			start, size = 16, 8
 		}
 	}
-	out := bytes.Clone(offs)
-	str := []byte{0} // offset 0: the empty string, for what cannot be read
-	at := map[uint64]uint64{}
-	for i := start; i+size <= len(out); i += size {
-		var old uint64
+	entry := func(i int) uint64 {
 		if size == 4 {
-			old = uint64(bo.Uint32(out[i:]))
-		} else {
-			old = bo.Uint64(out[i:])
+			return uint64(bo.Uint32(offs[i:]))
 		}
-		off, ok := at[old]
+		return bo.Uint64(offs[i:])
+	}
+	var olds []uint64
+	for i := start; i+size <= len(offs); i += size {
+		olds = append(olds, entry(i))
+	}
+	slices.Sort(olds)
+	olds = slices.Compact(olds)
+
+	str := []byte{0} // offset 0: the empty string, for what cannot be read
+	at := make(map[uint64]uint64, len(olds))
+	sc := strScan{p: u.p, size: u.p.l.Size(".debug_str")}
+	for i := 0; i < len(olds); {
+		nul, ok, err := sc.find(olds[i])
+		if err != nil {
+			u.strErr = err
+			return
+		}
 		if !ok {
-			if s := u.p.cstring(old); s != nil {
-				off = uint64(len(str))
-				str = append(append(str, s...), 0)
-			}
-			at[old] = off
+			break // no NUL from here to the end: these read as ""
 		}
+		// The strings at olds[i:j] end at nul; those within maxDWPString
+		// bytes of it are suffixes of the first of them.
+		j := i
+		for j < len(olds) && olds[j] <= nul {
+			j++
+		}
+		k := i
+		for k < j && nul-olds[k] > maxDWPString {
+			k++
+		}
+		if k < j {
+			base := uint64(len(str)) - olds[k]
+			str = append(append(str, sc.bytes(olds[k], nul)...), 0)
+			for _, o := range olds[k:j] {
+				at[o] = base + o
+			}
+		}
+		i = j
+	}
+	out := bytes.Clone(offs)
+	for i := start; i+size <= len(out); i += size {
+		off := at[entry(i)] // 0, "", if it was not found
 		if size == 4 {
 			bo.PutUint32(out[i:], uint32(off))
 		} else {
@@ -290,23 +358,45 @@ func (u *dwpUnit) readStrings() {
 	u.strOffs, u.str = out, str
 }
 
-// cstring returns the NUL-terminated string at off of .debug_str.dwo,
-// without its NUL, or nil if there is none (off past the end, no NUL
-// before it or within maxDWPString bytes, a read error).
-func (p *dwpPackage) cstring(off uint64) []byte {
-	size := p.l.Size(".debug_str")
-	for n := uint64(64); off < size; n *= 4 {
-		n = min(n, size-off, maxDWPString)
-		b, err := p.l.SectionRange(".debug_str", off, n)
-		if err != nil {
-			return nil
-		}
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			return b[:i]
-		}
-		if n == size-off || n == maxDWPString {
-			return nil
-		}
-	}
-	return nil
+// strScan reads a package's .debug_str.dwo forward, for one unit's
+// strings in the order of their offsets: it keeps the bytes it last read,
+// at most about maxDWPString of them, so that no byte is read twice.
+type strScan struct {
+	p    *dwpPackage
+	size uint64 // the section's
+	buf  []byte // the section's bytes at [at, at+len(buf))
+	at   uint64
 }
+
+// find returns the offset of the first NUL at or after o, and whether
+// there is one; the bytes from o, or from maxDWPString bytes before the
+// NUL if that is later, up to it are then in s.buf.
+func (s *strScan) find(o uint64) (nul uint64, ok bool, err error) {
+	if o < s.at || o > s.at+uint64(len(s.buf)) {
+		s.buf, s.at = s.buf[:0], o
+	}
+	from := o // where the NUL is looked for
+	for n := uint64(64); ; n = min(4*n, maxDWPString) {
+		if i := bytes.IndexByte(s.buf[from-s.at:], 0); i >= 0 {
+			return from + uint64(i), true, nil
+		}
+		end := s.at + uint64(len(s.buf))
+		if end >= s.size {
+			return 0, false, nil
+		}
+		// Neither a byte before o nor one more than maxDWPString before
+		// the NUL, which is at or after end, is of use.
+		if keep := max(o, end-min(end, maxDWPString)); keep > s.at {
+			s.buf = s.buf[:copy(s.buf, s.buf[keep-s.at:])]
+			s.at = keep
+		}
+		b, err := s.p.readRange(".debug_str", end, min(n, s.size-end))
+		if err != nil {
+			return 0, false, err
+		}
+		s.buf, from = append(s.buf, b...), end
+	}
+}
+
+// bytes returns the section's bytes [lo, hi), which find left in s.buf.
+func (s *strScan) bytes(lo, hi uint64) []byte { return s.buf[lo-s.at : hi-s.at] }

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -75,12 +76,19 @@ func cuIndex(bo byteOrder, version int, cols []uint32, nslots int, units []index
 // (in the order of their names).
 func testPackage(t *testing.T, sections map[string][]byte) *dwpPackage {
 	t.Helper()
+	return testPackageCounted(t, sections, new(int64))
+}
+
+// testPackageCounted is testPackage, adding to *read the bytes read from
+// the file.
+func testPackageCounted(t *testing.T, sections map[string][]byte, read *int64) *dwpPackage {
+	t.Helper()
 	var f elftest.File
 	for _, name := range slices.Sorted(maps.Keys(sections)) {
 		f.Sections = append(f.Sections, elftest.Section{Name: name, Type: elf.SHT_PROGBITS, Data: sections[name]})
 	}
 	data := f.Bytes()
-	ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "prog.dwp")
+	ef, err := elfrel.NewFile(countingReader{bytes.NewReader(data), read}, int64(len(data)), "prog.dwp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,16 +245,129 @@ func TestPackageUnitStrings(t *testing.T) {
 	})
 	u := p.unit(7)
 	str, err := u.Section(".debug_str")
-	if err != nil || string(str) != "\x00bbb\x00aaa\x00" {
+	if err != nil || string(str) != "\x00aaa\x00bbb\x00" {
 		t.Errorf("the unit's strings: %q, %v; want only bbb and aaa, after an empty one", str, err)
 	}
 	got, err := u.Section(".debug_str_offsets")
 	if err != nil || len(got) != len(offs) || !bytes.Equal(got[:8], offs[:8]) {
 		t.Fatalf("the unit's string offsets: %v, %v; want its part with the header as it was", got, err)
 	}
-	for i, want := range []uint32{1, 5, 1, 0} {
+	for i, want := range []uint32{5, 1, 5, 0} {
 		if o := le.Uint32(got[8+4*i:]); o != want {
 			t.Errorf("offset %d: %d, want %d", i, o, want)
 		}
+	}
+}
+
+// countingReader adds to *n the bytes read through it.
+type countingReader struct {
+	r io.ReaderAt
+	n *int64
+}
+
+func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	*c.n += int64(n)
+	return n, err
+}
+
+// TestPackageUnitStringsBounded: a unit whose string offsets name every
+// byte of a long string, and strings longer than maxDWPString, costs
+// about the section's size to read, and as much in memory, not the sum
+// of the strings' lengths; each offset still reads the string at it,
+// "" where it is too long or has no NUL before the end.
+func TestPackageUnitStringsBounded(t *testing.T) {
+	le := binary.LittleEndian
+	long := strings.Repeat("a", maxDWPString+10) // its first 10 offsets are too long
+	many := strings.Repeat("d", 60000)
+	strSec := long + "\x00bb\x00" + many + "\x00" + strings.Repeat("c", 100)
+	manyAt := uint64(len(long) + 4)
+	want := map[uint64]string{
+		0: "", 9: "", 10: long[10:], 11: long[11:], 1000: long[1000:],
+		uint64(len(long)): "", uint64(len(long)) + 1: "bb", uint64(len(long)) + 2: "b",
+		manyAt + 60000: "", manyAt + 60001: "", manyAt + 60050: "", // no NUL after
+		uint64(len(strSec)) + 5: "", // past the end
+	}
+	for o := manyAt; o < manyAt+4096; o++ {
+		want[o] = many[o-manyAt:]
+	}
+	olds := slices.Sorted(maps.Keys(want))
+	slices.Reverse(olds) // the order of the offsets does not matter
+	offs := le.AppendUint32(nil, uint32(4+4*len(olds)))
+	offs = le.AppendUint16(offs, 5)
+	offs = le.AppendUint16(offs, 0)
+	for _, o := range olds {
+		offs = le.AppendUint32(offs, uint32(o))
+	}
+	index := cuIndex(le, 5, []uint32{sectInfo, sectStrOffsets}, 4, []indexUnit{
+		{id: 7, offs: []uint32{0, 0}, sizes: []uint32{4, uint32(len(offs))}, slot: 2},
+	})
+	var read int64
+	p := testPackageCounted(t, map[string][]byte{
+		".debug_info.dwo":        make([]byte, 4),
+		".debug_str_offsets.dwo": offs,
+		".debug_str.dwo":         []byte(strSec),
+		".debug_cu_index":        index,
+	}, &read)
+	before := read
+	u := p.unit(7)
+	str, err := u.Section(".debug_str")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := u.Section(".debug_str_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, max := read-before, int64(len(strSec)+len(offs)); n > max {
+		t.Errorf("read %d bytes for the unit's strings, want at most %d, the size of its parts and .debug_str.dwo", n, max)
+	}
+	if len(str) > len(strSec) {
+		t.Errorf("the unit's strings take %d bytes, more than the %d of .debug_str.dwo", len(str), len(strSec))
+	}
+	for i, o := range olds {
+		off := le.Uint32(got[8+4*i:])
+		s := str[off:]
+		if k := bytes.IndexByte(s, 0); k >= 0 {
+			s = s[:k]
+		}
+		if string(s) != want[o] {
+			t.Errorf("string at %d: %d bytes %.10q, want %d bytes %.10q", o, len(s), s, len(want[o]), want[o])
+		}
+	}
+}
+
+// TestPackageReadBudget: the units of a package read in all at most
+// dwpReadFactor times its DWARF sections' size and dwpReadSlack, however
+// many of them its index points at the same bytes; past that, a unit's
+// sections are an error naming the package.
+func TestPackageReadBudget(t *testing.T) {
+	le := binary.LittleEndian
+	const info = 1000
+	var units []indexUnit
+	for i := range 50 { // all at the same bytes
+		units = append(units, indexUnit{id: uint64(100 + i), offs: []uint32{0}, sizes: []uint32{info}, slot: i})
+	}
+	p := testPackage(t, map[string][]byte{
+		".debug_info.dwo": make([]byte, info),
+		".debug_cu_index": cuIndex(le, 5, []uint32{sectInfo}, 64, units),
+	})
+	if want := int64(dwpReadFactor*info + dwpReadSlack); p.limit != want || p.budget.Load() != want {
+		t.Errorf("budget %d of %d, want %d", p.budget.Load(), p.limit, want)
+	}
+	p.budget.Store(10 * info) // as if the rest had been read
+	var ok int
+	for _, x := range units {
+		b, err := p.unit(x.id).Section(".debug_info")
+		if err == nil && len(b) == info {
+			ok++
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "prog.dwp: the units looked up so far read more than") {
+			t.Fatalf("unit %#x: %d bytes, %v; want an error naming prog.dwp and the budget", x.id, len(b), err)
+		}
+	}
+	if ok != 10 {
+		t.Errorf("%d units read, want 10, the budget's", ok)
 	}
 }
