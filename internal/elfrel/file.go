@@ -136,12 +136,19 @@ func Open(name string) (*File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
+	return OpenFile(fd)
+}
+
+// OpenFile reads the ELF object in the open file fd, named in errors as
+// it was opened; the File's Close closes fd, as does OpenFile if it
+// fails.
+func OpenFile(fd *os.File) (*File, error) {
 	st, err := fd.Stat()
 	if err != nil {
 		fd.Close()
 		return nil, err
 	}
-	f, err := NewFile(fd, st.Size(), name)
+	f, err := NewFile(fd, st.Size(), fd.Name())
 	if err != nil {
 		fd.Close()
 		return nil, err

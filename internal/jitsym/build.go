@@ -96,9 +96,10 @@ type builder struct {
 	// Split DWARF: dwo finds the split files of the skeleton units (nil:
 	// the skeletons are indexed alone, as when their files are missing),
 	// and inherit is set when the build is of such a file: the skeleton
-	// unit it completes.
+	// units it may complete, by unit ID; its units of other IDs are left
+	// out.
 	dwo     *DWO
-	inherit *splitUnit
+	inherit map[uint64]*splitUnit
 }
 
 // walkedUnit is what the phases after the walk need of a compile unit.
@@ -110,7 +111,8 @@ type walkedUnit struct {
 	stmtList    uint64 // DW_AT_stmt_list, if hasStmtList
 	hasStmtList bool
 	compDir     string
-	split       splitRoot // what split DWARF adds to its root entry
+	split       splitRoot  // what split DWARF adds to its root entry
+	from        *splitUnit // in a split file, the skeleton unit it completes
 }
 
 // build fills s from the DWARF sections l loads, walking .debug_info on

@@ -163,10 +163,12 @@ func FuzzDWO(f *testing.F) {
 		var said []string
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		dwoPath := filepath.Join(dir, "fuzz.dwo")
+		if err := os.WriteFile(dwoPath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		s, err := NewWithDWO(ef, nil, &DWO{
-			Open: func(SplitUnit) (*elfrel.File, error) {
-				return elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz.dwo")
-			},
+			Open: func(SplitUnit) (*os.File, error) { return os.Open(dwoPath) },
 			Warn: func(msg string) { said = append(said, msg) },
 		})
 		if err != nil {

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
@@ -49,10 +51,12 @@ type SplitUnit struct {
 // DWO says how an index finds the split DWARF files of its skeleton
 // units; see [NewWithDWO].
 type DWO struct {
-	// Open opens the split DWARF file of u, or returns nil and no error
-	// if there is none; an error is passed to Warn. It is called at most
-	// once per skeleton unit, from any goroutine.
-	Open func(u SplitUnit) (*elfrel.File, error)
+	// Open opens the split DWARF file of u, a regular file, or returns
+	// nil and no error if there is none; an error is passed to Warn. It
+	// is called at most once per skeleton unit, from any goroutine. A
+	// file that several skeletons name, by whatever names, is read once
+	// (see [regfile.IDOf]).
+	Open func(u SplitUnit) (*os.File, error)
 	// Package, if not nil, opens the binary's DWARF package (.dwp), or
 	// returns nil and no error if there is none. It is called once, the
 	// first time a split unit is needed; with a package, as with
@@ -133,6 +137,10 @@ type splitState struct {
 	main  map[string][]byte
 	of    []int32 // of[u] is unit u's index in units, or -1
 	units []*splitUnit
+	byID  map[uint64]*splitUnit // the first of units with each ID
+
+	filesMu sync.Mutex
+	files   map[regfile.ID]*dwoFile // the .dwo files opened, by identity
 
 	pkgOnce sync.Once
 	pkg     *dwpPackage // the binary's DWARF package, or nil
@@ -164,6 +172,16 @@ func (st *splitState) close() {
 	if st.pkg != nil {
 		st.pkg.f.Close()
 	}
+}
+
+// dwoFile is a .dwo file that one or more skeleton units name.
+type dwoFile struct {
+	fd    *os.File // the first opened, until it is indexed
+	name  string   // its name
+	once  sync.Once
+	index *Symbolizer     // of the file, or nil if it could not be used
+	err   error           // why not
+	ids   map[uint64]bool // the IDs of the units indexed
 }
 
 // splitUnit is one skeleton unit with a split DWARF file, and what its
@@ -204,6 +222,9 @@ func (b *builder) keepSplitUnits(debugLine []byte) {
 			}
 		}
 		st.of[u] = int32(len(st.units))
+		if st.byID == nil {
+			st.byID, st.files = map[uint64]*splitUnit{}, map[regfile.ID]*dwoFile{}
+		}
 		su := &splitUnit{
 			SplitUnit: SplitUnit{DWOName: b.str(b.resolveStr(w.split.dwoName, w)), CompDir: w.compDir, ID: w.split.dwoID},
 			stmtList:  w.stmtList, hasStmtList: w.hasStmtList,
@@ -211,6 +232,9 @@ func (b *builder) keepSplitUnits(debugLine []byte) {
 		}
 		b.skeletonBases(w, su)
 		st.units = append(st.units, su)
+		if st.byID[su.ID] == nil {
+			st.byID[su.ID] = su
+		}
 	}
 	b.s.split = st
 }
@@ -241,6 +265,7 @@ func (b *builder) skeletonBases(w *walkedUnit, su *splitUnit) {
 // string offsets base LLVM assumes for a .dwo (after the header of
 // .debug_str_offsets.dwo in DWARF 5, none in DWARF 4) unless it has one.
 func (su *splitUnit) inherit(w *walkedUnit) {
+	w.from = su
 	w.compDir = su.CompDir
 	w.stmtList, w.hasStmtList = su.stmtList, su.hasStmtList
 	if !w.hasStrOff {
@@ -286,34 +311,91 @@ func (st *splitState) build(su *splitUnit) (*Symbolizer, error) {
 		if secs == nil {
 			return nil, st.notFound(p.f.Name, su)
 		}
-		return st.buildFrom(su, p.f.Name, p.f.ByteOrder, secs)
+		s, ids, err := st.buildFrom(map[uint64]*splitUnit{su.ID: su}, p.f.Name, p.f.ByteOrder, secs)
+		if err == nil && !ids[su.ID] {
+			err = st.notFound(p.f.Name, su)
+		}
+		return s, err
 	}
-	f, err := st.dwo.Open(su.SplitUnit)
-	if f == nil || err != nil {
+	fd, err := st.dwo.Open(su.SplitUnit)
+	if fd == nil || err != nil {
 		return nil, err
+	}
+	df, err := st.file(fd)
+	if err != nil {
+		return nil, err
+	}
+	df.once.Do(func() {
+		df.name = df.fd.Name()
+		df.index, df.ids, df.err = st.buildFile(df.fd)
+		df.fd = nil
+	})
+	if df.err != nil {
+		return nil, df.err
+	}
+	if !df.ids[su.ID] {
+		return nil, st.notFound(df.name, su)
+	}
+	return df.index, nil
+}
+
+// file returns the .dwo file open in fd, keeping fd if the file is new
+// and closing it if not.
+func (st *splitState) file(fd *os.File) (*dwoFile, error) {
+	id, err := regfile.IDOf(fd)
+	if err != nil {
+		fd.Close()
+		return nil, fmt.Errorf("%s: %w", safename.String(fd.Name()), err)
+	}
+	st.filesMu.Lock()
+	defer st.filesMu.Unlock()
+	df := st.files[id]
+	if df == nil {
+		df = &dwoFile{fd: fd}
+		st.files[id] = df
+	} else {
+		fd.Close()
+	}
+	return df, nil
+}
+
+// buildFile indexes the .dwo file open in fd, and closes it: its units
+// that complete the binary's skeleton units, each with what its own
+// skeleton gives it. It returns the IDs of the units indexed: several
+// skeletons name one .dwo only in odd or hostile binaries, but then the
+// file is read and walked once, not once per skeleton.
+func (st *splitState) buildFile(fd *os.File) (*Symbolizer, map[uint64]bool, error) {
+	f, err := elfrel.OpenFile(fd)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer f.Close()
 	l, err := f.DWOLoader()
 	if err != nil {
 		if errors.Is(err, elfrel.ErrNoDWARF) {
-			return nil, fmt.Errorf("%s: no .debug_info.dwo: not a split DWARF file", safename.String(f.Name))
+			return nil, nil, fmt.Errorf("%s: no .debug_info.dwo: not a split DWARF file", safename.String(f.Name))
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return st.buildFrom(su, f.Name, f.ByteOrder, l)
+	return st.buildFrom(st.byID, f.Name, f.ByteOrder, l)
 }
 
-// buildFrom indexes the split unit su from the sections secs of the
-// file called name.
-func (st *splitState) buildFrom(su *splitUnit, name string, bo binary.ByteOrder, secs Sections) (*Symbolizer, error) {
+// buildFrom indexes, from the sections secs of the split file called
+// name, its units that complete the skeleton units inherit (by unit ID):
+// nil if there are none. It returns the IDs of the units indexed.
+func (st *splitState) buildFrom(inherit map[uint64]*splitUnit, name string, bo binary.ByteOrder, secs Sections) (*Symbolizer, map[uint64]bool, error) {
 	s := &Symbolizer{name: name}
 	b := newBuilder(s, bo, dwoSections{dwo: secs, main: st.main}, st.qualify, 1, minWalkBytes)
-	b.inherit = su
+	b.inherit = inherit
 	if err := b.run(); err != nil {
-		return nil, b.wrap(err)
+		return nil, nil, b.wrap(err)
 	}
-	if len(b.walked) == 0 { // the walk indexes the unit with su's ID alone
-		return nil, st.notFound(name, su)
+	if len(b.walked) == 0 {
+		return nil, nil, nil
+	}
+	ids := make(map[uint64]bool, len(b.walked))
+	for _, w := range b.walked {
+		ids[w.from.ID] = true
 	}
 	if st.dwo.Warn != nil {
 		for _, w := range s.warnings { // what of the file was left out
@@ -321,7 +403,7 @@ func (st *splitState) buildFrom(su *splitUnit, name string, bo binary.ByteOrder,
 		}
 	}
 	s.hasDWARF = true
-	return s, nil
+	return s, ids, nil
 }
 
 // notFound is the error of a split file without su's unit.

@@ -185,10 +185,11 @@ func (b *builder) unitRoot(h *unitHeader, e *entry) (c *cursor, w walkedUnit, ok
 		return nil, walkedUnit{}, false, err
 	}
 	if b.inherit != nil {
-		if !w.split.hasDWOID || w.split.dwoID != b.inherit.ID {
-			return nil, walkedUnit{}, false, nil // as LLVM, only the skeleton's own unit
+		in := b.inherit[w.split.dwoID]
+		if !w.split.hasDWOID || in == nil {
+			return nil, walkedUnit{}, false, nil // as LLVM, only the skeletons' own units
 		}
-		b.inherit.inherit(&w)
+		in.inherit(&w)
 	} else {
 		w.compDir = b.str(b.resolveStr(cu.compDir, &w))
 	}
@@ -306,7 +307,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		u.addrBase, u.hasAddrs = root.split.gnuAddrBase, true
 	}
 	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
-	if in := b.inherit; in != nil {
+	if in := root.from; in != nil {
 		if !u.hasAddrs {
 			u.addrBase, u.hasAddrs = in.addrBase, in.hasAddrBase
 		}
@@ -323,7 +324,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
 		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
 	}
-	if in := b.inherit; in != nil {
+	if in := root.from; in != nil {
 		u.base, u.hasBase = in.base, in.hasBase // LLVM takes the skeleton's
 	}
 	b.walked = append(b.walked, root)

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
@@ -27,13 +29,18 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 		}
 	}
 	return &jitsym.DWO{
-		Open: func(u jitsym.SplitUnit) (*elfrel.File, error) {
+		Open: func(u jitsym.SplitUnit) (*os.File, error) {
 			name := u.DWOName
 			if !filepath.IsAbs(name) && u.CompDir != "" {
 				name = filepath.Join(u.CompDir, name)
 			}
-			f, err := openIfExists(path, "split DWARF file", name)
-			if f == nil && err == nil {
+			f, err := regfile.Open(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				f, err = nil, nil
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: split DWARF file %s: %w", safename.String(path), safename.String(name), err)
+			}
+			if f == nil {
 				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized from the binary's skeleton units alone, "+
 					"as llvm-symbolizer does (other files missing are not said)", safename.String(path), safename.String(name)))
 			}

@@ -106,3 +106,45 @@ func TestHoles(t *testing.T) {
 		t.Errorf("Holes of [0.5, 2.5) MiB = %d, want %d", n, 3*mib/2)
 	}
 }
+
+// TestIDOf: a file has one ID by every name (a symbolic link, a hard
+// link, a path through "..") and another file another.
+func TestIDOf(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, name := range []string{a, b} {
+		if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(a, filepath.Join(dir, "sym")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a, filepath.Join(dir, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	id := func(name string) ID {
+		t.Helper()
+		f, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		id, err := IDOf(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if id(a) == id(b) {
+		t.Error("two files have the same ID")
+	}
+	for _, name := range []string{"sym", "hard", "d/../a"} {
+		if id(dir+"/"+name) != id(a) { // not cleaned
+			t.Errorf("%s and the file it names have different IDs", name)
+		}
+	}
+}
