@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // address gets llvm-symbolizer 19's frames, field for field: from the
 // .dwo files next to the objects (found from the skeletons'
 // DW_AT_comp_dir and DW_AT_dwo_name), from a DWARF package (PROG.dwp, by
-// llvm-dwp) with the .dwo files gone, and, with neither or with a .dwo of
+// llvm-dwp, and for DWARF 4 by GNU dwp) with the .dwo files gone, and, with neither or with a .dwo of
 // another build, from the skeletons' line tables alone, as llvm-symbolizer
 // does, said once; FIFOs in their place do not block.
 func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
@@ -34,6 +35,7 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 		srcs[i] = abs
 	}
 	dwp := testenv.Tool(t, fmt.Sprintf("llvm-dwp-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
+	gnuDWP := testenv.Tool(t, "dwp", "binutils")
 	run := func(dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
@@ -114,6 +116,11 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 			if err := os.WriteFile(prog+".dwp", whole, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			var gnuPackage string // GNU dwp's of the .dwo files, for DWARF 4
+			if slices.Contains(tc.flags, "-gdwarf-4") {
+				gnuPackage = filepath.Join(dir, "gnu.dwp")
+				run(dir, gnuDWP, "-e", "prog", "-o", gnuPackage)
+			}
 			moved := filepath.Join(dir, "moved")
 			if err := os.Mkdir(moved, 0o755); err != nil {
 				t.Fatal(err)
@@ -129,6 +136,16 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 			}
 			if inline, w := check("DWARF package", false); inline == 0 || len(w) > 0 {
 				t.Errorf("DWARF package: %d addresses with inline frames, warnings %q; want some and none", inline, w)
+			}
+			if gnuPackage != "" {
+				// GNU dwp's (version 2 of the index; binutils 2.40's dwp
+				// fails on DWARF 5 .dwo files).
+				if err := os.Rename(gnuPackage, prog+".dwp"); err != nil {
+					t.Fatal(err)
+				}
+				if inline, w := check("GNU dwp's package", false); inline == 0 || len(w) > 0 {
+					t.Errorf("GNU dwp's package: %d addresses with inline frames, warnings %q; want some and none", inline, w)
+				}
 			}
 
 			// Neither: the skeletons alone, said once.
