@@ -129,73 +129,115 @@ func TestFuzzCorpus(t *testing.T) {
 	}
 }
 
-// FuzzDWO indexes arbitrary input as the split DWARF file of a real
-// skeleton unit (clang-19 -gsplit-dwarf -c of testdata/src/inline.cc,
-// whose .dwo is the seed) and looks up every third byte of the object's
-// code. It must not panic or allocate much more than the input warrants,
-// and what it says of the input must name it.
-func FuzzDWO(f *testing.F) {
+// splitObject compiles testdata/src/inline.cc with clang-19
+// -gsplit-dwarf -c in a new directory: the object, whose skeleton unit
+// names x.dwo, and its .dwo; and, if pkg, the DWARF package llvm-dwp-19
+// makes of the .dwo.
+func splitObject(f *testing.F, pkg bool) (obj, dwo, dwp []byte) {
 	clang := testenv.Tool(f, "clang-19", "clang-19")
 	dir := f.TempDir()
 	src, err := filepath.Abs("testdata/src/inline.cc")
 	if err != nil {
 		f.Fatal(err)
 	}
-	cmd := exec.Command(clang, "-O2", "-g", "-gsplit-dwarf", "-c", "-o", "x.o", src)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		f.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	run := func(args ...string) {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			f.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
 	}
-	obj, err := os.ReadFile(filepath.Join(dir, "x.o"))
-	if err != nil {
-		f.Fatal(err)
+	run(clang, "-O2", "-g", "-gsplit-dwarf", "-c", "-o", "x.o", src)
+	if pkg {
+		run(testenv.Tool(f, "llvm-dwp-19", "llvm-19"), "-o", "x.dwp", "x.dwo")
 	}
-	dwo, err := os.ReadFile(filepath.Join(dir, "x.dwo"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(dwo)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ef, err := elfrel.NewFile(bytes.NewReader(obj), int64(len(obj)), "x.o")
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			t.Fatal(err)
+			f.Fatal(err)
 		}
-		var said []string
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		dwoPath := filepath.Join(dir, "fuzz.dwo")
-		if err := os.WriteFile(dwoPath, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s, err := NewWithDWO(ef, nil, &DWO{
-			Open: func(SplitUnit) (*os.File, error) { return os.Open(dwoPath) },
-			Warn: func(msg string) { said = append(said, msg) },
-		})
-		if err != nil {
-			t.Fatalf("the object with its skeleton: %v", err)
-		}
-		var buf []Frame
-		inline := 0
-		for _, sec := range ef.Sections {
-			if sec.Executable() {
-				for a := sec.Addr; a < sec.Addr+sec.Size; a += 3 {
-					if buf = s.AppendFrames(buf[:0], a); len(buf) > 1 {
-						inline++
-					}
+		return b
+	}
+	obj, dwo = read("x.o"), read("x.dwo")
+	if pkg {
+		dwp = read("x.dwp")
+	}
+	return obj, dwo, dwp
+}
+
+// fuzzSplit indexes obj with the split DWARF dwo gives it and looks up
+// every third byte of its code. The lookups must not panic or allocate
+// much more than the input (of n bytes, in a file called name) warrants,
+// and what is said of the input must name it; when the input is real
+// (real), some addresses must have inline frames and nothing be said.
+func fuzzSplit(t *testing.T, obj []byte, dwo *DWO, name string, n int, real bool) {
+	ef, err := elfrel.NewFile(bytes.NewReader(obj), int64(len(obj)), "x.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	dwo.Warn = func(msg string) { said = append(said, msg) }
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := NewWithDWO(ef, nil, dwo)
+	if err != nil {
+		t.Fatalf("the object with its skeleton: %v", err)
+	}
+	defer s.Close()
+	var buf []Frame
+	inline := 0
+	for _, sec := range ef.Sections {
+		if sec.Executable() {
+			for a := sec.Addr; a < sec.Addr+sec.Size; a += 3 {
+				if buf = s.AppendFrames(buf[:0], a); len(buf) > 1 {
+					inline++
 				}
 			}
 		}
-		runtime.ReadMemStats(&after)
-		if bytes.Equal(data, dwo) && (inline == 0 || len(said) > 0) {
-			t.Fatalf("the real .dwo: %d addresses with inline frames, %q said; want some and nothing", inline, said)
+	}
+	runtime.ReadMemStats(&after)
+	if real && (inline == 0 || len(said) > 0) {
+		t.Fatalf("the real %s: %d addresses with inline frames, %q said; want some and nothing", name, inline, said)
+	}
+	if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(n+len(obj))+64<<20; alloc > limit {
+		t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, n, limit)
+	}
+	for _, msg := range said {
+		if !strings.Contains(msg, name) {
+			t.Fatalf("%q does not name the file", msg)
 		}
-		if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(len(data)+len(obj))+64<<20; alloc > limit {
-			t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, len(data), limit)
+	}
+}
+
+// FuzzDWO indexes arbitrary input as the split DWARF file of a real
+// skeleton unit (clang-19 -gsplit-dwarf -c of testdata/src/inline.cc,
+// whose .dwo is the seed): see fuzzSplit.
+func FuzzDWO(f *testing.F) {
+	obj, dwo, _ := splitObject(f, false)
+	dir := f.TempDir()
+	f.Add(dwo)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name := filepath.Join(dir, "fuzz.dwo")
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		for _, msg := range said {
-			if !strings.Contains(msg, "fuzz.dwo") {
-				t.Fatalf("%q does not name the file", msg)
-			}
-		}
+		fuzzSplit(t, obj, &DWO{Open: func(SplitUnit) (*os.File, error) { return os.Open(name) }},
+			"fuzz.dwo", len(data), bytes.Equal(data, dwo))
+	})
+}
+
+// FuzzDWP indexes arbitrary input as the DWARF package of the same
+// object (llvm-dwp-19's of its .dwo is the seed): its index, the parts
+// it gives the unit, and the strings they name; see fuzzSplit.
+func FuzzDWP(f *testing.F) {
+	obj, _, dwp := splitObject(f, true)
+	f.Add(dwp)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzSplit(t, obj, &DWO{
+			Open: func(SplitUnit) (*os.File, error) { return nil, nil }, // no .dwo
+			Package: func() (*elfrel.File, error) {
+				return elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz.dwp")
+			},
+		}, "fuzz.dwp", len(data), bytes.Equal(data, dwp))
 	})
 }
