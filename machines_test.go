@@ -15,7 +15,7 @@ import (
 )
 
 // TestOtherMachineJIT runs pprof on a profile of JIT code of each of the
-// other 64-bit machines LLVM JITs for: a clang object, its sections
+// other machines LLVM JITs for (64-bit, and 386 and 32-bit PowerPC): a clang object, its sections
 // scattered as a JIT loads them, in a -jit_dir, and a profile whose
 // samples fall in its functions, in an anonymous mapping as a JIT's code
 // is. -top names the functions, -disasm and -list show each with its own
@@ -36,7 +36,8 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "powerpc64le-linux-gnu", insn: "cmpwi"},
 		{triple: "powerpc64-linux-gnu", flags: []string{"-mabi=elfv2"}, insn: "cmpwi"},
 		{triple: "s390x-linux-gnu", insn: "l"},
-		{triple: "i386-linux-gnu", insn: "push"}, // 32-bit
+		{triple: "i386-linux-gnu", insn: "push"},     // 32-bit
+		{triple: "powerpc-linux-gnu", insn: "cmpwi"}, // 32-bit, big-endian
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			t.Parallel()
@@ -56,7 +57,7 @@ func TestOtherMachineJIT(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := uint64(0x7f0000000000)
-			if strings.HasPrefix(m.triple, "i386") {
+			if strings.HasPrefix(m.triple, "i386") || strings.HasPrefix(m.triple, "powerpc-") {
 				base = 0x10000000
 			}
 			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: base, Span: 1 << 28, Seed: 5}); err != nil {

@@ -57,6 +57,7 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "ppc64le-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64le-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-ppc64le", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64le") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},
 		{name: "ppc64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.95, minNoSym: 1},
+		{name: "ppc32-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-ppc64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},
 		{name: "s390x-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=s390x-linux-gnu") }, tool: crossObjdump("s390x-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-s390x", file: func(t *testing.T) string { return buildGoArch(t, tmp, "s390x") }, tool: crossObjdump("s390x-linux-gnu"), min: 0.999, minNoSym: 0.999},

@@ -10,7 +10,8 @@
 // differences from objdump, all cosmetic, and the measured agreement.
 //
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
-// RISC-V (RV64GC), PowerPC64 (either byte order) and s390x.
+// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC and
+// s390x.
 package disasm
 
 import (
@@ -57,8 +58,8 @@ func (e *UnsupportedMachineError) Error() string {
 
 // Decode decodes code, which is loaded at addr, for machine m
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
-// elf.EM_S390) whose instructions are in byte order bo (the object
-// file's; it matters only for PowerPC64, which runs either way). Intel
+// elf.EM_PPC, elf.EM_S390) whose instructions are in byte order bo (the
+// object file's; it matters only for PowerPC, which runs either way). Intel
 // syntax applies to x86 only; the others are in GNU syntax. Bytes that do not decode
 // become one instruction each (x86: one byte, AArch64: four) and decoding
 // continues after them, so the result covers all of code, in address
@@ -79,6 +80,13 @@ func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelS
 	case elf.EM_PPC64:
 		if bo == nil {
 			bo = binary.LittleEndian
+		}
+		return decodePPC64(code, addr, bo, sym), nil
+	case elf.EM_PPC:
+		// 32-bit PowerPC: the 64-bit ISA's 32-bit subset, which the same
+		// decoder reads.
+		if bo == nil {
+			bo = binary.BigEndian
 		}
 		return decodePPC64(code, addr, bo, sym), nil
 	case elf.EM_S390:

@@ -89,6 +89,15 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 		case elf.R_PPC64_REL32:
 			return howto{kind: relocPC, width: 4, signed: true}, true
 		}
+	case elf.EM_PPC:
+		switch elf.R_PPC(t) {
+		case elf.R_PPC_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_PPC_ADDR32, elf.R_PPC_DTPREL32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_PPC_REL32:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		}
 	case elf.EM_S390:
 		switch elf.R_390(t) {
 		case elf.R_390_NONE:
@@ -209,7 +218,7 @@ const (
 // can be read: whether their debug sections' relocations are understood.
 func Relocatable(m elf.Machine) bool {
 	switch m {
-	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH, elf.EM_386, elf.EM_ARM:
+	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH, elf.EM_386, elf.EM_ARM, elf.EM_PPC:
 		return true
 	}
 	return false
@@ -224,6 +233,8 @@ func relocName(m elf.Machine, t uint32) string {
 		return elf.R_AARCH64(t).String()
 	case elf.EM_PPC64:
 		return elf.R_PPC64(t).String()
+	case elf.EM_PPC:
+		return elf.R_PPC(t).String()
 	case elf.EM_S390:
 		return elf.R_390(t).String()
 	case elf.EM_RISCV:

@@ -74,6 +74,9 @@ func buildConfigs() []buildConfig {
 		gcc("gcc-m32-O2-dwarf5", "-m32", "-g", "-O2"),
 		clang("clang14-armv7-O2-dwarf5", "--target=armv7-linux-gnueabihf", "-g", "-O2"),
 		clang("clang14-thumb2-O1-dwarf4", "--target=armv7-linux-gnueabihf", "-mthumb", "-gdwarf-4", "-O1"),
+		// 32-bit and big-endian, SHT_RELA.
+		clang("clang14-ppc32-O2-dwarf5", "--target=powerpc-linux-gnu", "-g", "-O2"),
+		clang("clang14-ppc32-O1-dwarf4", "--target=powerpc-linux-gnu", "-gdwarf-4", "-O1"),
 	}
 }
 

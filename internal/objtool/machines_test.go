@@ -19,7 +19,7 @@ import (
 
 // TestOtherMachineJITObjects runs the code views' questions on the JIT
 // objects (relocatable, sections at scattered load addresses) of the
-// other 64-bit machines LLVM JITs for: every function is listed, every
+// other machines LLVM JITs for (64-bit, and 386 and 32-bit PowerPC): every function is listed, every
 // instruction of it carries its source line, and Disasm decodes at the
 // addresses, with the mnemonics, that the machine's GNU objdump prints
 // (big-endian ppc64 and s390x included).
@@ -39,6 +39,8 @@ func TestOtherMachineJITObjects(t *testing.T) {
 		{triple: "s390x-linux-gnu", objdump: cross("s390x-linux-gnu")},
 		// A 32-bit object: ELFCLASS32, SHT_REL relocations.
 		{triple: "i386-linux-gnu", objdump: [2]string{"objdump", "binutils"}},
+		// 32-bit and big-endian, SHT_RELA.
+		{triple: "powerpc-linux-gnu", objdump: cross("powerpc64le-linux-gnu")},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			objdump := testenv.Tool(t, m.objdump[0], m.objdump[1])
