@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"debug/elf"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -37,6 +40,10 @@ var compilers = []struct {
 	{name: "clang19-loongarch64", tool: "clang-19", pkg: "clang-19", args: []string{"--target=loongarch64-linux-gnu", "-gdwarf-5"}},
 	{name: "gcc-m32", tool: "gcc", pkg: "gcc", args: []string{"-m32", "-gdwarf-4"}},
 	{name: "clang14-armv7-thumb", tool: "clang-14", pkg: "clang-14", args: []string{"--target=armv7-linux-gnueabihf", "-mthumb", "-gdwarf-4"}},
+	{name: "clang14-ppc32", tool: "clang-14", pkg: "clang-14", args: []string{"--target=powerpc-linux-gnu", "-gdwarf-4"}},
+	{name: "clang14-mips64el", tool: "clang-14", pkg: "clang-14", args: []string{"--target=mips64el-linux-gnuabi64", "-gdwarf-5"}},
+	{name: "clang14-mips64", tool: "clang-14", pkg: "clang-14", args: []string{"--target=mips64-linux-gnuabi64", "-gdwarf-4"}},
+	{name: "clang14-mipsel", tool: "clang-14", pkg: "clang-14", args: []string{"--target=mipsel-linux-gnu", "-gdwarf-4"}},
 }
 
 // compileScattered compiles cSource (at -O0, so that every function has
@@ -183,4 +190,73 @@ func relocated(t *testing.T, data []byte) map[string][]byte {
 		t.Fatal("no .debug_info")
 	}
 	return m
+}
+
+// TestTLSOffsetsAsLLVM: the relocations of a thread-local variable's
+// DW_AT_location (its offset in the TLS block) give the values
+// llvm-dwarfdump 19 prints, MIPS64's biased by 0x8000 included.
+func TestTLSOffsetsAsLLVM(t *testing.T) {
+	clang := testenv.Tool(t, "clang-19", "clang-19")
+	dwarfdump := testenv.Tool(t, "llvm-dwarfdump-19", "llvm-19")
+	const src = "__thread int tv = 3;\n__thread long tw;\nint f(void) { return tv + tw; }\n"
+	for _, triple := range []string{"x86_64-linux-gnu", "mips64el-linux-gnuabi64", "mips64-linux-gnuabi64", "mipsel-linux-gnu", "mips-linux-gnu"} {
+		t.Run(triple, func(t *testing.T) {
+			dir := t.TempDir()
+			c, obj := filepath.Join(dir, "tls.c"), filepath.Join(dir, "tls.o")
+			if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := synth.Compile(clang, "--target="+triple, "-gdwarf-4", "-O2", "-c", "-o", obj, c); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(dwarfdump, "--debug-info", obj).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", dwarfdump, err, out)
+			}
+			want := regexp.MustCompile(`DW_AT_location\s+\(DW_OP_const[48]u (0x[0-9a-f]+), DW_OP_GNU_push_tls_address\)`).FindAllStringSubmatch(string(out), -1)
+			f, err := elfrel.Open(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			d, err := f.DWARF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			od, err := d.Data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for r := od.Reader(); ; {
+				e, err := r.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e == nil {
+					break
+				}
+				loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+				if e.Tag != dwarf.TagVariable || !ok || len(loc) < 2 || loc[len(loc)-1] != 0xe0 { // DW_OP_GNU_push_tls_address
+					continue
+				}
+				var v uint64
+				switch loc[0] {
+				case 0x0c: // DW_OP_const4u
+					v = uint64(f.ByteOrder.Uint32(loc[1:]))
+				case 0x0e: // DW_OP_const8u
+					v = f.ByteOrder.Uint64(loc[1:])
+				}
+				got = append(got, fmt.Sprintf("%#x", v))
+			}
+			if len(want) != 2 || len(got) != 2 {
+				t.Fatalf("TLS locations: ours %q, llvm-dwarfdump's %q; want two each", got, want)
+			}
+			for i := range got {
+				if got[i] != want[i][1] {
+					t.Errorf("variable %d: offset %s, llvm-dwarfdump says %s", i, got[i], want[i][1])
+				}
+			}
+		})
+	}
 }

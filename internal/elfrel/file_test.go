@@ -139,7 +139,7 @@ func TestHeaderErrors(t *testing.T) {
 		{name: "class", edit: func(b []byte) []byte { b[elf.EI_CLASS] = 9; return b }, want: "unknown ELF class"},
 		{name: "data", edit: func(b []byte) []byte { b[elf.EI_DATA] = 9; return b }, want: "data encoding"},
 		{name: "ET_CORE", edit: func(b []byte) []byte { bo.PutUint16(b[16:], uint16(elf.ET_CORE)); return b }, unsupported: true, want: "ET_CORE"},
-		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_MIPS)); return b }, unsupported: true, want: "EM_MIPS"},
+		{name: "machine", edit: func(b []byte) []byte { bo.PutUint16(b[18:], uint16(elf.EM_SPARCV9)); return b }, unsupported: true, want: "EM_SPARCV9"},
 		{name: "shentsize", edit: func(b []byte) []byte { bo.PutUint16(b[58:], 40); return b }, want: "e_shentsize"},
 		{name: "shoff past end", edit: func(b []byte) []byte { bo.PutUint64(b[40:], 1<<40); return b }, want: "past the end"},
 		{name: "shnum too large", edit: func(b []byte) []byte { bo.PutUint16(b[60:], 0xfeff); return b }, want: "do not fit"},

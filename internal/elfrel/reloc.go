@@ -29,6 +29,7 @@ type howto struct {
 	kind   relocKind
 	width  int
 	signed bool
+	bias   int64 // added to S + A (MIPS64's TLS offsets)
 }
 
 // inPlace reports whether the relocation computes its value from the word
@@ -97,6 +98,23 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 			return howto{kind: relocAbs, width: 4}, true
 		case elf.R_PPC_REL32:
 			return howto{kind: relocPC, width: 4, signed: true}, true
+		}
+	case elf.EM_MIPS:
+		// LLVM's resolver as for MIPS32 and MIPS64 (for MIPS64, with the
+		// second and third types of the entry R_MIPS_NONE: see mipsInfo).
+		switch elf.R_MIPS(t) {
+		case elf.R_MIPS_NONE:
+			return howto{kind: relocNone}, true
+		case elf.R_MIPS_32:
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_MIPS_64:
+			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_MIPS_PC32:
+			return howto{kind: relocPC, width: 4, signed: true}, true
+		case elf.R_MIPS_TLS_DTPREL32: // MIPS32's, in SHT_REL: S plus the word, unbiased
+			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_MIPS_TLS_DTPREL64: // MIPS64's: the addend is biased
+			return howto{kind: relocAbs, width: 8, bias: -0x8000}, true
 		}
 	case elf.EM_S390:
 		switch elf.R_390(t) {
@@ -218,7 +236,7 @@ const (
 // can be read: whether their debug sections' relocations are understood.
 func Relocatable(m elf.Machine) bool {
 	switch m {
-	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH, elf.EM_386, elf.EM_ARM, elf.EM_PPC:
+	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64, elf.EM_S390, elf.EM_RISCV, elf.EM_LOONGARCH, elf.EM_386, elf.EM_ARM, elf.EM_PPC, elf.EM_MIPS:
 		return true
 	}
 	return false
@@ -235,6 +253,11 @@ func relocName(m elf.Machine, t uint32) string {
 		return elf.R_PPC64(t).String()
 	case elf.EM_PPC:
 		return elf.R_PPC(t).String()
+	case elf.EM_MIPS:
+		if t > 0xff { // MIPS64's second or third type (see mipsInfo)
+			return fmt.Sprintf("%v/%v/%v", elf.R_MIPS(t&0xff), elf.R_MIPS(t>>8&0xff), elf.R_MIPS(t>>16&0xff))
+		}
+		return elf.R_MIPS(t).String()
 	case elf.EM_S390:
 		return elf.R_390(t).String()
 	case elf.EM_RISCV:
@@ -280,6 +303,9 @@ func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t 
 			where = uint64(bo.Uint32(e))
 			info := bo.Uint32(e[4:])
 			symIdx, typ = uint64(info>>8), info&0xff
+		} else if l.machine == elf.EM_MIPS {
+			where = bo.Uint64(e)
+			symIdx, typ = mipsInfo(bo, e[8:16])
 		} else {
 			where = bo.Uint64(e)
 			info := bo.Uint64(e[8:])
@@ -316,7 +342,7 @@ func (l *DebugLoader) applyRelocs(rs *relocSection, data []byte, base uint64, t 
 		default:
 			addend = readWord(bo, loc, h.signed)
 		}
-		v := symAddrs[symIdx] + addend
+		v := symAddrs[symIdx] + addend + uint64(h.bias)
 		switch h.kind {
 		case relocPC:
 			v -= t.base + where
@@ -428,4 +454,16 @@ func writeULEB(b []byte, v uint64) {
 		}
 		b[i] = c
 	}
+}
+
+// mipsInfo decodes the r_info of a MIPS64 relocation entry, which is not
+// ELF64's symbol above a 32-bit type but a 32-bit symbol index followed
+// by four bytes: a special symbol (r_ssym), and the third, second and
+// first of three types applied in turn (in the file's byte order, so on
+// mips64el the bytes do not read as one little-endian word). Debug
+// sections use the first type alone: typ holds the others above it (as
+// LLVM's getRelocationType does), so that howtoFor refuses an entry that
+// has them.
+func mipsInfo(bo byteOrder, info []byte) (symIdx uint64, typ uint32) {
+	return uint64(bo.Uint32(info)), uint32(info[7]) | uint32(info[6])<<8 | uint32(info[5])<<16
 }

@@ -283,3 +283,36 @@ func TestOverlappingSections(t *testing.T) {
 	_, err := f.DWARF()
 	checkErr(t, err, false, "overlap")
 }
+
+// TestMIPSInfo decodes MIPS64's r_info in both byte orders: a 32-bit
+// symbol index, then r_ssym and the third, second and first types; an
+// entry with a second or third type does not apply to debug sections
+// (howtoFor refuses it).
+func TestMIPSInfo(t *testing.T) {
+	tests := []struct {
+		name    string
+		bo      byteOrder
+		info    []byte
+		sym     uint64
+		typ     uint32
+		applies bool
+	}{
+		{"mips64el R_MIPS_64", binary.LittleEndian, []byte{0x34, 0x12, 0, 0, 0, 0, 0, byte(elf.R_MIPS_64)}, 0x1234, uint32(elf.R_MIPS_64), true},
+		{"mips64 R_MIPS_32", binary.BigEndian, []byte{0, 0, 0x12, 0x34, 0, 0, 0, byte(elf.R_MIPS_32)}, 0x1234, uint32(elf.R_MIPS_32), true},
+		{"mips64el with a second type", binary.LittleEndian, []byte{7, 0, 0, 0, 0, 0, byte(elf.R_MIPS_SUB), byte(elf.R_MIPS_GPREL32)},
+			7, uint32(elf.R_MIPS_GPREL32) | uint32(elf.R_MIPS_SUB)<<8, false},
+		{"mips64 with a third type", binary.BigEndian, []byte{0, 0, 0, 7, 0, byte(elf.R_MIPS_HI16), 0, byte(elf.R_MIPS_64)},
+			7, uint32(elf.R_MIPS_64) | uint32(elf.R_MIPS_HI16)<<16, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sym, typ := mipsInfo(tt.bo, tt.info)
+			if sym != tt.sym || typ != tt.typ {
+				t.Errorf("mipsInfo = %d, %#x; want %d, %#x", sym, typ, tt.sym, tt.typ)
+			}
+			if _, ok := howtoFor(elf.EM_MIPS, typ); ok != tt.applies {
+				t.Errorf("howtoFor(EM_MIPS, %s) ok = %v, want %v", relocName(elf.EM_MIPS, typ), ok, tt.applies)
+			}
+		})
+	}
+}

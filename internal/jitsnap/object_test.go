@@ -103,7 +103,7 @@ func TestCheckObjectErrors(t *testing.T) {
 		{name: "byte order", order: binary.BigEndian, wantOff: elf.EI_DATA, want: "byte order LittleEndian does not match the process's BigEndian"},
 		{name: "unknown encoding", edit: func(b []byte) []byte { b[elf.EI_DATA] = 9; return b }, wantOff: elf.EI_DATA, want: "data encoding"},
 		{name: "ET_EXEC", edit: func(b []byte) []byte { le.PutUint16(b[16:], uint16(elf.ET_EXEC)); return b }, unsupported: true, want: "ELF type ET_EXEC, want ET_REL"},
-		{name: "machine", edit: func(b []byte) []byte { le.PutUint16(b[18:], uint16(elf.EM_MIPS)); return b }, unsupported: true, want: "machine EM_MIPS"},
+		{name: "machine", edit: func(b []byte) []byte { le.PutUint16(b[18:], uint16(elf.EM_SPARCV9)); return b }, unsupported: true, want: "machine EM_SPARCV9"},
 		{name: "shentsize", edit: func(b []byte) []byte { le.PutUint16(b[58:], 40); return b }, wantOff: 58, want: "e_shentsize is 40"},
 		{name: "no section headers", edit: func(b []byte) []byte { le.PutUint64(b[40:], 0); le.PutUint16(b[60:], 0); return b }, wantOff: 40, want: "no section headers"},
 		{name: "shoff past end", edit: func(b []byte) []byte { le.PutUint64(b[40:], 1<<40); return b }, wantOff: 40, want: "past the end of the file"},

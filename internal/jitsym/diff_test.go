@@ -77,6 +77,13 @@ func buildConfigs() []buildConfig {
 		// 32-bit and big-endian, SHT_RELA.
 		clang("clang14-ppc32-O2-dwarf5", "--target=powerpc-linux-gnu", "-g", "-O2"),
 		clang("clang14-ppc32-O1-dwarf4", "--target=powerpc-linux-gnu", "-gdwarf-4", "-O1"),
+		// MIPS: MIPS64's relocation entries hold three types and their
+		// own layout of r_info (mips64el's bytes do not read as one
+		// little-endian word); MIPS32's are SHT_REL.
+		clang("clang14-mips64el-O2-dwarf5", "--target=mips64el-linux-gnuabi64", "-g", "-O2"),
+		clang("clang14-mips64-O1-dwarf4", "--target=mips64-linux-gnuabi64", "-gdwarf-4", "-O1"),
+		clang("clang14-mipsel-O2-dwarf5", "--target=mipsel-linux-gnu", "-g", "-O2"),
+		clang("clang14-mips-O2-dwarf4", "--target=mips-linux-gnu", "-gdwarf-4", "-O2"),
 	}
 }
 

@@ -196,12 +196,12 @@ func (f *fakeObjTool) Disasm(file string, start, end uint64, intelSyntax bool) (
 func TestFallbackOnlyForUnreadable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	// A MIPS relocatable object: its DWARF would need relocations that
+	// A SPARC relocatable object: its DWARF would need relocations that
 	// package elfrel does not apply.
-	rel := filepath.Join(dir, "mips.o")
+	rel := filepath.Join(dir, "sparc.o")
 	clang := testenv.Tool(t, "clang-14", "clang-14")
-	if b, err := exec.Command(clang, "--target=mips-linux-gnu", "-g", "-c", "-o", rel, "testdata/inline.c").CombinedOutput(); err != nil {
-		t.Fatalf("clang --target=mips-linux-gnu -c: %v\n%s", err, b)
+	if b, err := exec.Command(clang, "--target=sparcv9-linux-gnu", "-fintegrated-as", "-g", "-c", "-o", rel, "testdata/inline.c").CombinedOutput(); err != nil {
+		t.Fatalf("clang --target=sparcv9-linux-gnu -c: %v\n%s", err, b)
 	}
 	// A Mach-O file cut short.
 	data, err := os.ReadFile("testdata/foreign/macho-x86.o")
@@ -225,7 +225,7 @@ func TestFallbackOnlyForUnreadable(t *testing.T) {
 		t.Errorf("fallback opened %q, want %q", fb.opened, want)
 	}
 	want := []string{
-		rel + ": a relocatable ELF file of a kind (machine EM_MIPS); using binutils for it",
+		rel + ": a relocatable ELF file of a kind (machine EM_SPARCV9); using binutils for it",
 		cut + ": a Mach-O file that could not be read (error parsing " + cut + ": ",
 	}
 	if len(warnings) != len(want) {

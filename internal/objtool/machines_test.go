@@ -127,7 +127,7 @@ func TestOtherMachineJITObjects(t *testing.T) {
 	}
 }
 
-// TestNoDecoderForMachine: LoongArch and 32-bit ARM (Thumb-2) JIT objects
+// TestNoDecoderForMachine: LoongArch, 32-bit ARM (Thumb-2) and MIPS JIT objects
 // are symbolized in process, but no decoder reads their code; Disasm says
 // so, naming the file, the machine and the way to have objdump try.
 func TestNoDecoderForMachine(t *testing.T) {
@@ -138,6 +138,8 @@ func TestNoDecoderForMachine(t *testing.T) {
 	}{
 		{clang: "19", triple: "loongarch64-linux-gnu", machine: "EM_LOONGARCH"},
 		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "EM_ARM", flags: []string{"-mthumb"}},
+		{clang: "14", triple: "mips64el-linux-gnuabi64", machine: "EM_MIPS"},
+		{clang: "14", triple: "mips-linux-gnu", machine: "EM_MIPS"},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			obj := jitObject(t, "clang-"+m.clang, m.triple, m.flags...)
