@@ -84,6 +84,8 @@ func buildConfigs() []buildConfig {
 		clang("clang14-mips64-O1-dwarf4", "--target=mips64-linux-gnuabi64", "-gdwarf-4", "-O1"),
 		clang("clang14-mipsel-O2-dwarf5", "--target=mipsel-linux-gnu", "-g", "-O2"),
 		clang("clang14-mips-O2-dwarf4", "--target=mips-linux-gnu", "-gdwarf-4", "-O2"),
+		// RV32: 32-bit RISC-V, its label differences as RV64's.
+		clang("clang14-riscv32-O2-dwarf5", "--target=riscv32-linux-gnu", "-g", "-O2"),
 	}
 }
 

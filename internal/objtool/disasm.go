@@ -3,6 +3,7 @@ package objtool
 import (
 	"cmp"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -47,6 +48,11 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	}
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", file, start, end)
+	}
+	if b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32 {
+		// The decoder reads RV64, whose compressed instructions take
+		// some of RV32's encodings (RV32's c.jal is RV64's c.addiw).
+		return nil, decodeErr(file, errors.New("disasm: no decoder for 32-bit RISC-V (RV32) code"))
 	}
 	// An end on a symbol or section boundary is the End of a symbol from
 	// Symbols: one past its last byte.

@@ -127,7 +127,7 @@ func TestOtherMachineJITObjects(t *testing.T) {
 	}
 }
 
-// TestNoDecoderForMachine: LoongArch, 32-bit ARM (Thumb-2) and MIPS JIT objects
+// TestNoDecoderForMachine: LoongArch, 32-bit ARM (Thumb-2), MIPS and RV32 JIT objects
 // are symbolized in process, but no decoder reads their code; Disasm says
 // so, naming the file, the machine and the way to have objdump try.
 func TestNoDecoderForMachine(t *testing.T) {
@@ -140,6 +140,8 @@ func TestNoDecoderForMachine(t *testing.T) {
 		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "EM_ARM", flags: []string{"-mthumb"}},
 		{clang: "14", triple: "mips64el-linux-gnuabi64", machine: "EM_MIPS"},
 		{clang: "14", triple: "mips-linux-gnu", machine: "EM_MIPS"},
+		// RV64's decoder would misread RV32's compressed instructions.
+		{clang: "14", triple: "riscv32-linux-gnu", machine: "32-bit RISC-V"},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			obj := jitObject(t, "clang-"+m.clang, m.triple, m.flags...)
