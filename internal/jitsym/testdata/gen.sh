@@ -22,6 +22,10 @@ clang-14 --target=s390x-linux-gnu -g -O2 -ffunction-sections $map -c src/cold.c 
 # 32-bit objects (ELFCLASS32, SHT_REL): 386, and ARM in Thumb-2.
 gcc -m32 -g -O2 -ffunction-sections $map -c src/cold.c -o cold-gcc-m32-dwarf5.o
 clang-14 --target=armv7-linux-gnueabihf -mthumb -gdwarf-4 -O1 -ffunction-sections $map -c src/plain.c -o plain-clang-thumb2-dwarf4.o
+# MIPS64's own r_info layout (little-endian), and 32-bit big-endian
+# PowerPC.
+clang-14 --target=mips64el-linux-gnuabi64 -g -O2 -ffunction-sections $map -c src/cold.c -o cold-clang-mips64el-dwarf5.o
+clang-14 --target=powerpc-linux-gnu -gdwarf-4 -O2 -ffunction-sections $map -c src/cold.c -o cold-clang-ppc32-dwarf4.o
 # Three units in one relocatable object (DWARF 5 and 4), as a JIT that
 # links several modules into one object would make.
 ld -r inline-gcc-dwarf5.o plain-gcc-dwarf5.o cold-gcc-dwarf4.o -o multi-gcc-ld-r.o
