@@ -29,7 +29,7 @@ type howto struct {
 	kind   relocKind
 	width  int
 	signed bool
-	bias   int64 // added to S + A (MIPS64's TLS offsets)
+	bias   int64 // added to S + A (PowerPC's and MIPS64's TLS offsets)
 }
 
 // inPlace reports whether the relocation computes its value from the word
@@ -81,8 +81,12 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 		switch elf.R_PPC64(t) {
 		case elf.R_PPC64_NONE:
 			return howto{kind: relocNone}, true
-		case elf.R_PPC64_ADDR64, elf.R_PPC64_DTPREL64:
+		case elf.R_PPC64_ADDR64:
 			return howto{kind: relocAbs, width: 8}, true
+		case elf.R_PPC64_DTPREL64:
+			// Which LLVM's resolver does not apply: the ABI's S + A - 0x8000
+			// (the offset from a DTP biased by 0x8000, as binutils gives it).
+			return howto{kind: relocAbs, width: 8, bias: -0x8000}, true
 		case elf.R_PPC64_ADDR32:
 			return howto{kind: relocAbs, width: 4}, true
 		case elf.R_PPC64_REL64:
@@ -94,8 +98,10 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 		switch elf.R_PPC(t) {
 		case elf.R_PPC_NONE:
 			return howto{kind: relocNone}, true
-		case elf.R_PPC_ADDR32, elf.R_PPC_DTPREL32:
+		case elf.R_PPC_ADDR32:
 			return howto{kind: relocAbs, width: 4}, true
+		case elf.R_PPC_DTPREL32: // as R_PPC64_DTPREL64
+			return howto{kind: relocAbs, width: 4, bias: -0x8000}, true
 		case elf.R_PPC_REL32:
 			return howto{kind: relocPC, width: 4, signed: true}, true
 		}
@@ -111,9 +117,12 @@ func howtoFor(m elf.Machine, t uint32) (h howto, ok bool) {
 			return howto{kind: relocAbs, width: 8}, true
 		case elf.R_MIPS_PC32:
 			return howto{kind: relocPC, width: 4, signed: true}, true
-		case elf.R_MIPS_TLS_DTPREL32: // MIPS32's, in SHT_REL: S plus the word, unbiased
-			return howto{kind: relocAbs, width: 4}, true
-		case elf.R_MIPS_TLS_DTPREL64: // MIPS64's: the addend is biased
+		// The TLS ones: the ABI's S + A - 0x8000, the offset from a DTP
+		// biased by 0x8000, as LLVM resolves MIPS64's (its MIPS32 one
+		// leaves the bias in: a FIXME there).
+		case elf.R_MIPS_TLS_DTPREL32:
+			return howto{kind: relocAbs, width: 4, bias: -0x8000}, true
+		case elf.R_MIPS_TLS_DTPREL64:
 			return howto{kind: relocAbs, width: 8, bias: -0x8000}, true
 		}
 	case elf.EM_S390:
