@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -140,13 +139,7 @@ func splitObject(f *testing.F, pkg bool) (obj, dwo, dwp []byte) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	run := func(args ...string) {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			f.Fatalf("%v: %v\n%s", cmd.Args, err, b)
-		}
-	}
+	run := func(args ...string) { testenv.Run(f, dir, args...) }
 	run(clang, "-O2", "-g", "-gsplit-dwarf", "-c", "-o", "x.o", src)
 	if pkg {
 		run(testenv.Tool(f, "llvm-dwp-19", "llvm-19"), "-o", "x.dwp", "x.dwo")

@@ -3,7 +3,6 @@ package jitsym
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,14 +21,7 @@ import (
 func TestDWOReadOnce(t *testing.T) {
 	clang := testenv.Tool(t, "clang-19", "clang-19")
 	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
-		}
-	}
+	run := func(args ...string) { t.Helper(); testenv.Run(t, dir, args...) }
 	for _, src := range []string{"inline.cc", "plain.c"} {
 		abs, err := filepath.Abs(filepath.Join("testdata", "src", src))
 		if err != nil {

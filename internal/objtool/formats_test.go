@@ -3,7 +3,6 @@ package objtool
 import (
 	"debug/elf"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -29,14 +28,7 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
-		}
-	}
+	run := func(args ...string) { t.Helper(); testenv.Run(t, dir, args...) }
 	gxx := testenv.Tool(t, "g++", "g++")
 	mingw := testenv.Tool(t, "x86_64-w64-mingw32-g++", "g++-mingw-w64-x86-64")
 	clang := testenv.Tool(t, fmt.Sprintf("clang-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))

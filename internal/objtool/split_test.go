@@ -3,7 +3,6 @@ package objtool
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,14 +35,7 @@ func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
 	}
 	dwp := testenv.Tool(t, fmt.Sprintf("llvm-dwp-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
 	gnuDWP := testenv.Tool(t, "dwp", "binutils")
-	run := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
-		}
-	}
+	run := func(dir string, args ...string) { t.Helper(); testenv.Run(t, dir, args...) }
 	// build compiles and links the sources in dir with cxx and flags;
 	// GCC and clang write each object's .dwo next to it.
 	build := func(dir, cxx string, flags ...string) string {

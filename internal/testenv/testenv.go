@@ -39,6 +39,17 @@ func Tool(t testing.TB, name, pkg string) string {
 	return path
 }
 
+// Run runs the command args in dir, failing t with the command's output
+// if it fails.
+func Run(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+}
+
 // UpstreamDir returns the directory of the github.com/google/pprof module
 // this module depends on, in the module cache. Tests read upstream's real
 // profiles from there instead of copying them.
