@@ -34,35 +34,40 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			if !filepath.IsAbs(name) && u.CompDir != "" {
 				name = filepath.Join(u.CompDir, name)
 			}
-			f, err := regfile.Open(name)
-			if errors.Is(err, fs.ErrNotExist) {
-				f, err = nil, nil
-			} else if err != nil {
-				return nil, fmt.Errorf("%s: split DWARF file %s: %w", safename.String(path), safename.String(name), err)
-			}
-			if f == nil {
+			f, err := openIfExists(path, "split DWARF file", name)
+			if f == nil && err == nil {
 				warn(&missing, fmt.Sprintf("%s: split DWARF file %s not found: the code it describes is symbolized from the binary's skeleton units alone, "+
 					"as llvm-symbolizer does (other files missing are not said)", safename.String(path), safename.String(name)))
 			}
 			return f, err
 		},
-		Package: func() (*elfrel.File, error) { return openIfExists(path, "DWARF package", path+".dwp") },
+		Package: func() (*elfrel.File, error) {
+			fd, err := openIfExists(path, "DWARF package", path+".dwp")
+			if fd == nil {
+				return nil, err
+			}
+			f, err := elfrel.OpenFile(fd)
+			if err != nil {
+				return nil, fmt.Errorf("%s: DWARF package: %w", safename.String(path), err)
+			}
+			return f, nil
+		},
 		Warn: func(msg string) {
 			warn(&bad, msg+" (other such messages about this binary's split DWARF are not said)")
 		},
 	}
 }
 
-// openIfExists opens the file name, what of the binary at path: nil and
-// no error if there is no such file, an error naming the binary and what
-// if it cannot be read.
-func openIfExists(path, what, name string) (*elfrel.File, error) {
-	f, err := elfrel.Open(name)
+// openIfExists opens the regular file name, what of the binary at path:
+// nil and no error if there is no such file, an error naming the binary,
+// what and name if it cannot be opened.
+func openIfExists(path, what, name string) (*os.File, error) {
+	f, err := regfile.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", safename.String(path), what, err)
+		return nil, fmt.Errorf("%s: %s %s: %w", safename.String(path), what, safename.String(name), err)
 	}
 	return f, nil
 }
