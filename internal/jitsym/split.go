@@ -215,6 +215,7 @@ func (b *builder) keepSplitUnits(debugLine []byte) {
 		}
 		if st == nil {
 			st = &splitState{binary: b.file, dwo: b.dwo, qualify: b.qualify, of: make([]int32, len(b.walked)),
+				byID: map[uint64]*splitUnit{}, files: map[regfile.ID]*dwoFile{},
 				main: map[string][]byte{".debug_addr": b.debugAddr, ".debug_line": debugLine,
 					".debug_line_str": b.debugLineStr, ".debug_ranges": b.debugRanges}}
 			for i := range st.of {
@@ -222,9 +223,6 @@ func (b *builder) keepSplitUnits(debugLine []byte) {
 			}
 		}
 		st.of[u] = int32(len(st.units))
-		if st.byID == nil {
-			st.byID, st.files = map[uint64]*splitUnit{}, map[regfile.ID]*dwoFile{}
-		}
 		su := &splitUnit{
 			SplitUnit: SplitUnit{DWOName: b.str(b.resolveStr(w.split.dwoName, w)), CompDir: w.compDir, ID: w.split.dwoID},
 			stmtList:  w.stmtList, hasStmtList: w.hasStmtList,
