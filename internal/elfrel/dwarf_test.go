@@ -72,6 +72,20 @@ func compileScattered(t *testing.T, tool, pkg string, args []string) []byte {
 	return data
 }
 
+// dwarfData returns f's relocated DWARF as a *dwarf.Data.
+func dwarfData(t *testing.T, f *elfrel.File) *dwarf.Data {
+	t.Helper()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	od, err := d.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return od
+}
+
 // lowPCs returns the DW_AT_low_pc of every subprogram by name.
 func lowPCs(t *testing.T, d *dwarf.Data) map[string]uint64 {
 	t.Helper()
@@ -113,15 +127,7 @@ func TestStdlibIgnoresSectionAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := f.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
-			od, err := d.Data()
-			if err != nil {
-				t.Fatal(err)
-			}
-			std, ours := lowPCs(t, sd), lowPCs(t, od)
+			std, ours := lowPCs(t, sd), lowPCs(t, dwarfData(t, f))
 			for _, fn := range []string{"alpha", "beta", "gamma_"} {
 				i := f.Section(".text." + fn)
 				if i < 0 {
@@ -234,16 +240,8 @@ func TestTLSOffsets(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			d, err := f.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
-			od, err := d.Data()
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := map[string]uint64{}
-			for r := od.Reader(); ; {
+			for r := dwarfData(t, f).Reader(); ; {
 				e, err := r.Next()
 				if err != nil {
 					t.Fatal(err)
