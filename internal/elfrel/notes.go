@@ -96,12 +96,8 @@ func NoteBuildID(data []byte, bo binary.ByteOrder, align uint64) ([]byte, error)
 // section records for its separate debug file, and ok false if it has
 // none or it is malformed.
 func (f *File) DebugLink() (name string, crc uint32, ok bool) {
-	i := f.Section(".gnu_debuglink")
-	if i < 0 || f.Sections[i].Size > 4096 {
-		return "", 0, false
-	}
-	data, err := f.SectionData(i)
-	if err != nil {
+	data := f.smallSection(".gnu_debuglink")
+	if data == nil {
 		return "", 0, false
 	}
 	return ParseDebugLink(data, f.ByteOrder)
@@ -129,4 +125,105 @@ func FileCRC(r io.Reader) (uint32, error) {
 	h := crc32.NewIEEE()
 	_, err := io.Copy(h, r)
 	return h.Sum32(), err
+}
+
+// maxLinkBytes bounds how much of a .gnu_debuglink, .gnu_debugaltlink or
+// .debug_sup section is read: a path and a hash.
+const maxLinkBytes = 4096
+
+// A SupLink is what a binary's debug file records of its supplementary
+// file, the file into which dwz moved DWARF that several binaries share
+// (GNU's alternate debug file): the file's name, absolute or relative
+// to the directory of the file holding the link, and its ID, which the
+// supplementary file must have (see [File.SupID]).
+type SupLink struct {
+	Name string
+	ID   []byte
+	// DWARF5 is true for a DWARF 5 .debug_sup section, false for GNU's
+	// .gnu_debugaltlink.
+	DWARF5 bool
+}
+
+// SupLink returns what f records of its supplementary file, from its
+// .gnu_debugaltlink section or, failing that, its .debug_sup section;
+// ok is false if it has neither, the section is malformed, or, for
+// .debug_sup, f is itself a supplementary file.
+func (f *File) SupLink() (link SupLink, ok bool) {
+	if data := f.smallSection(".gnu_debugaltlink"); data != nil {
+		return ParseAltLink(data)
+	}
+	if data := f.smallSection(".debug_sup"); data != nil {
+		sup, link, ok := ParseDebugSup(data, f.ByteOrder)
+		return link, ok && !sup
+	}
+	return SupLink{}, false
+}
+
+// SupID returns the ID by which a binary's [SupLink] names f, if f is a
+// supplementary file: the checksum of its .debug_sup section (DWARF 5)
+// if it has one, else its GNU build ID; nil if it has neither.
+func (f *File) SupID() ([]byte, error) {
+	if data := f.smallSection(".debug_sup"); data != nil {
+		if sup, link, ok := ParseDebugSup(data, f.ByteOrder); ok && sup {
+			return link.ID, nil
+		}
+	}
+	return f.BuildID()
+}
+
+// smallSection returns the contents of f's section called name, or nil
+// if it has none, or it is compressed or larger than maxLinkBytes.
+func (f *File) smallSection(name string) []byte {
+	i := f.Section(name)
+	if i < 0 || f.Sections[i].Size > maxLinkBytes || f.Sections[i].Flags&elf.SHF_COMPRESSED != 0 {
+		return nil
+	}
+	data, err := f.SectionData(i)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// ParseAltLink reads the contents of a .gnu_debugaltlink section: the
+// supplementary file's name, a NUL, and its build ID. ok is false if
+// data is not such a section.
+func ParseAltLink(data []byte) (link SupLink, ok bool) {
+	for n, c := range data {
+		if c == 0 {
+			if n == 0 || n+1 == len(data) {
+				return SupLink{}, false
+			}
+			return SupLink{Name: string(data[:n]), ID: append([]byte(nil), data[n+1:]...)}, true
+		}
+	}
+	return SupLink{}, false
+}
+
+// ParseDebugSup reads the contents of a DWARF 5 .debug_sup section, in
+// byte order bo: version 5, whether the file holding it is the
+// supplementary file (sup), the supplementary file's name (empty in that
+// file itself) and its checksum. ok is false if data is not such a
+// section.
+func ParseDebugSup(data []byte, bo binary.ByteOrder) (sup bool, link SupLink, ok bool) {
+	if len(data) < 4 || bo.Uint16(data) != 5 || data[2] > 1 {
+		return false, SupLink{}, false
+	}
+	sup, rest := data[2] == 1, data[3:]
+	n := 0
+	for n < len(rest) && rest[n] != 0 {
+		n++
+	}
+	if n == len(rest) {
+		return false, SupLink{}, false
+	}
+	name, rest := string(rest[:n]), rest[n+1:]
+	size, k := binary.Uvarint(rest)
+	if k <= 0 || size == 0 || size > uint64(len(rest)-k) {
+		return false, SupLink{}, false
+	}
+	if !sup && name == "" {
+		return false, SupLink{}, false
+	}
+	return sup, SupLink{Name: name, ID: append([]byte(nil), rest[k:k+int(size)]...), DWARF5: true}, true
 }

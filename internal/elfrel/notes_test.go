@@ -50,3 +50,50 @@ func TestNoteBuildID(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSupLinks: .gnu_debugaltlink and .debug_sup sections as dwz
+// 0.15 writes them (the bytes readelf -x shows of its output), and
+// malformed ones.
+func TestParseSupLinks(t *testing.T) {
+	id := []byte{0xc6, 0x35, 0x0f, 0x6d, 0x64, 0x32, 0x78, 0x00, 0xce, 0x5f}
+	sum := func(name string, sup byte, cs []byte) []byte {
+		out := []byte{5, 0, sup}
+		out = append(append(out, name...), 0)
+		out = binary.AppendUvarint(out, uint64(len(cs)))
+		return append(out, cs...)
+	}
+	for _, c := range []struct {
+		name    string
+		alt     bool // .gnu_debugaltlink, else .debug_sup
+		data    []byte
+		wantSup bool
+		want    SupLink
+		wantOK  bool
+	}{
+		{"altlink", true, append([]byte("/tmp/dwz/common.debug\x00"), id...), false, SupLink{Name: "/tmp/dwz/common.debug", ID: id}, true},
+		{"altlink, build ID with a NUL", true, append([]byte("c\x00"), 0, 1, 0), false, SupLink{Name: "c", ID: []byte{0, 1, 0}}, true},
+		{"altlink without a name", true, append([]byte("\x00"), id...), false, SupLink{}, false},
+		{"altlink without an ID", true, []byte("common.debug\x00"), false, SupLink{}, false},
+		{"altlink without a NUL", true, []byte("common.debug"), false, SupLink{}, false},
+		{"debug_sup", false, sum("c5.debug", 0, id), false, SupLink{Name: "c5.debug", ID: id, DWARF5: true}, true},
+		{"debug_sup of the supplementary file", false, sum("", 1, id), true, SupLink{ID: id, DWARF5: true}, true},
+		{"debug_sup without a name", false, sum("", 0, id), false, SupLink{}, false},
+		{"debug_sup, version 4", false, append([]byte{4}, sum("c", 0, id)[1:]...), false, SupLink{}, false},
+		{"debug_sup, is_supplementary 2", false, sum("c", 2, id), false, SupLink{}, false},
+		{"debug_sup, checksum past the end", false, sum("c", 0, id)[:12], false, SupLink{}, false},
+		{"debug_sup, empty checksum", false, sum("c", 0, nil), false, SupLink{}, false},
+		{"debug_sup, name without a NUL", false, []byte{5, 0, 0, 'c'}, false, SupLink{}, false},
+		{"debug_sup, truncated", false, []byte{5, 0}, false, SupLink{}, false},
+	} {
+		var got SupLink
+		var sup, ok bool
+		if c.alt {
+			got, ok = ParseAltLink(c.data)
+		} else {
+			sup, got, ok = ParseDebugSup(c.data, binary.LittleEndian)
+		}
+		if ok != c.wantOK || sup != c.wantSup || got.Name != c.want.Name || !bytes.Equal(got.ID, c.want.ID) || got.DWARF5 != c.want.DWARF5 {
+			t.Errorf("%s: got %+v, sup %v, ok %v; want %+v, sup %v, ok %v", c.name, got, sup, ok, c.want, c.wantSup, c.wantOK)
+		}
+	}
+}
