@@ -37,12 +37,12 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
 # DWARF 5), and for its test of other containers: g++-multilib
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
-# for macOS by clang 19).
+# for macOS by clang 19), and dwz for its supplementary files.
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
   libc6-dbg libstdc++6-12-dbg rustc-web
-  g++-multilib g++-mingw-w64-x86-64 lld-19
+  g++-multilib g++-mingw-w64-x86-64 lld-19 dwz
   clang-14 llvm-14 llvm-14-dev
   openjdk-17-jdk-headless linux-perf
   google-perftools libgoogle-perftools-dev
@@ -123,6 +123,7 @@ show pdftotext -v
 show pdftoppm -v
 show rustc --version
 show llvm-dwp-19 --version
+show dwz --version
 show chromium --version
 show node --version
 show npm --version

@@ -100,6 +100,14 @@ type builder struct {
 	// out.
 	dwo     *DWO
 	inherit map[uint64]*splitUnit
+
+	// sup is the supplementary file that entries and strings may refer
+	// to (nil: such references are not followed, as llvm-symbolizer does
+	// not); supSums caches the summaries of its entries that find
+	// visited, and supErr is the first of them that could not be read.
+	sup     *Sup
+	supSums map[uint64]*dieSummary
+	supErr  error
 }
 
 // walkedUnit is what the phases after the walk need of a compile unit.
@@ -161,6 +169,9 @@ func (b *builder) run() error {
 		return b.wrap(err)
 	}
 	b.callFiles()
+	if msg := b.supWarning(); msg != "" {
+		s.warnings = append(s.warnings, msg)
+	}
 	if b.tooDeep > 0 {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s: %d subroutine entries nested deeper than %d were left out; "+
 			"their code counts for the deepest caller kept", safename.String(b.file), b.tooDeep, maxInlineDepth))
@@ -370,6 +381,11 @@ func (b *builder) strBytes(r strRef) []byte {
 		sec = b.debugStr
 	case strLineStr:
 		sec = b.debugLineStr
+	case strSupStr, strSupInfo, strSupLineStr:
+		if b.sup == nil {
+			return nil
+		}
+		sec = [...][]byte{strSupStr: b.sup.str, strSupInfo: b.sup.info, strSupLineStr: b.sup.lineStr}[r.kind()]
 	default:
 		return nil
 	}

@@ -4,7 +4,10 @@ package jitsym
 // allocates nothing per entry: it keeps the few attributes the index needs
 // as numbers and string references, and skips the rest by form.
 
-import "sync"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 // DWARF tags, attributes and forms used here (DWARF 5, section 7.5).
 const (
@@ -160,13 +163,18 @@ type abbrevCache struct {
 // table cannot make the total work grow with the square of the section
 // size.
 func (b *builder) parseAbbrevs(off uint64) (*abbrevTable, error) {
-	ac := b.abbrevs
+	return parseAbbrevs(b.abbrevs, b.debugAbbrev, b.bo, off)
+}
+
+// parseAbbrevs returns the abbreviation table at off in the .debug_abbrev
+// section data, decoding it into ac the first time.
+func parseAbbrevs(ac *abbrevCache, data []byte, bo binary.ByteOrder, off uint64) (*abbrevTable, error) {
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
 	if t, ok := ac.tables[off]; ok {
 		return t, nil
 	}
-	c := &cursor{data: b.debugAbbrev, bo: b.bo, sec: ".debug_abbrev"}
+	c := &cursor{data: data, bo: bo, sec: ".debug_abbrev"}
 	if off >= uint64(len(c.data)) {
 		return nil, &decodeError{sec: c.sec, off: int64(off), msg: "abbreviation table offset is past the end of the section"}
 	}
@@ -240,6 +248,11 @@ const (
 	strStr     // .debug_str
 	strLineStr // .debug_line_str
 	strIndex   // DW_FORM_strx: off is the index, resolved per unit
+
+	// The supplementary file's (see Sup).
+	strSupStr     // its .debug_str: DW_FORM_GNU_strp_alt, DW_FORM_strp_sup
+	strSupInfo    // DW_FORM_string in its .debug_info
+	strSupLineStr // its .debug_line_str
 )
 
 const strKindShift = 61
@@ -449,6 +462,8 @@ func readForm(c *cursor, h *unitHeader, form uint64, implicit int64) (v uint64, 
 		s = mkStrRef(strStr, v)
 	case formLineStrp:
 		s = mkStrRef(strLineStr, v)
+	case formGNUStrpAlt, formStrpSup:
+		s = mkStrRef(strSupStr, v)
 	case formStrx, formStrx1, formStrx2, formStrx3, formStrx4, formGNUStrIndex:
 		s = mkStrRef(strIndex, v)
 	}
@@ -471,6 +486,19 @@ func isRef(form uint64) bool {
 		return true
 	}
 	return false
+}
+
+// refOf returns the reference to an entry that an attribute of form
+// with value v (from readForm) makes: an absolute .debug_info offset, or
+// one in the supplementary file's marked supRef; 0 if it is none.
+func refOf(form, v uint64) uint64 {
+	switch {
+	case isRef(form):
+		return v
+	case isSupRef(form) && v < supRef:
+		return v | supRef
+	}
+	return 0
 }
 
 func addrOf(form, v uint64) addrVal {
@@ -502,12 +530,12 @@ func setAttr(e *entry, h *unitHeader, attr, form, v uint64, s strRef) {
 			e.sibling = v
 		}
 	case atAbstractOrigin:
-		if isRef(form) && e.origin == 0 {
-			e.origin = v
+		if e.origin == 0 {
+			e.origin = refOf(form, v)
 		}
 	case atSpecification:
-		if isRef(form) && e.spec == 0 {
-			e.spec = v
+		if e.spec == 0 {
+			e.spec = refOf(form, v)
 		}
 	case atExternal:
 		e.external = (form == formFlag || form == formFlagPresent) && v != 0

@@ -11,8 +11,9 @@
 //
 // prints for the same object (LLVM 14), with the differences listed on
 // [Symbolizer.SourceLine]. [NewWithDebug] indexes any 64-bit ELF file
-// package elfrel reads, [NewWithDWO] one built with split DWARF (its .dwo
-// files or DWARF package read as the addresses need them);
+// package elfrel reads, [NewWithLinks] one whose DWARF is partly in
+// other files (split DWARF's .dwo files or DWARF package, read as the
+// addresses need them; dwz's supplementary file);
 // [NewFromSections] indexes the DWARF sections and symbols of another
 // container (Mach-O, PE, 32-bit ELF), read by its caller.
 //
@@ -171,12 +172,36 @@ const collectAbove = 8 << 20
 // debug: its symbol table, or its dynamic symbols when it has none (a
 // stripped binary). A nil debug means f itself.
 func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
-	return newWithDebug(f, debug, nil, collectAbove)
+	return newWithDebug(f, debug, Links{}, collectAbove)
 }
 
-// newWithDebug is NewWithDWO, which collects the build's garbage if
+// Links says how an index finds the other files that a binary's DWARF
+// refers to; see [NewWithLinks].
+type Links struct {
+	// DWO finds the split DWARF files of skeleton units, or is nil: the
+	// skeletons are then indexed alone, as when their files are missing.
+	DWO *DWO
+	// Sup, if not nil, returns the supplementary file that link names,
+	// read by [NewSup], or an error saying why it cannot (none found,
+	// another file's ID), which becomes one of the index's
+	// [Symbolizer.Warnings]. It is called at most once per index, when
+	// the binary's debug information has such a link. Without the file,
+	// entries that refer to it are indexed without what they take from
+	// it (names, declaration lines), as llvm-symbolizer indexes them.
+	Sup func(link elfrel.SupLink) (*Sup, error)
+}
+
+// NewWithLinks is [NewWithDebug] for a binary whose DWARF refers to
+// other files: its split DWARF files (see [DWO]), read the first time
+// an address of their unit is looked up, and its supplementary file
+// (see [Sup]), read first.
+func NewWithLinks(f, debug *elfrel.File, links Links) (*Symbolizer, error) {
+	return newWithDebug(f, debug, links, collectAbove)
+}
+
+// newWithDebug is NewWithLinks, which collects the build's garbage if
 // the object's .debug_info and .debug_line are larger than collect bytes.
-func newWithDebug(f, debug *elfrel.File, dwo *DWO, collect uint64) (*Symbolizer, error) {
+func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symbolizer, error) {
 	if debug == nil {
 		debug = f
 	}
@@ -193,7 +218,13 @@ func newWithDebug(f, debug *elfrel.File, dwo *DWO, collect uint64) (*Symbolizer,
 	l, err := debug.DebugLoader()
 	if err == nil {
 		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
-		b.dwo = dwo
+		b.dwo = links.DWO
+		if link, ok := debug.SupLink(); ok && links.Sup != nil {
+			var supErr error
+			if b.sup, supErr = links.Sup(link); supErr != nil {
+				s.warnings = append(s.warnings, supErr.Error())
+			}
+		}
 		err = b.run()
 	}
 	if symErr := <-syms; symErr != nil {
@@ -258,7 +289,11 @@ func (s *Symbolizer) Close() error {
 // sh_addr are read correctly (llvm misreads them); .debug_aranges is
 // ignored (llvm reads it unrelocated and finds no unit in GCC objects);
 // and a unit DIE without DW_AT_low_pc or DW_AT_ranges is found through its
-// functions' ranges (llvm finds nothing in it).
+// functions' ranges (llvm finds nothing in it). For native binaries
+// indexed with their dwz supplementary file (see [Links]), functions
+// named there are named, as addr2line names them and as llvm-symbolizer
+// names them in the binary before dwz; llvm-symbolizer reads no such
+// file and prints "??".
 func (s *Symbolizer) SourceLine(addr uint64) ([]Frame, error) {
 	if s.closed {
 		return nil, ErrClosed

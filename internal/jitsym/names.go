@@ -54,9 +54,13 @@ func (b *builder) nameNodes() error {
 		fn, qual := b.strBytes(r.link), ""
 		if len(fn) == 0 && r.name != 0 {
 			fn = b.strBytes(r.name)
-			if sc := b.scopeAt(r.nameDie); b.qualify && sc >= 0 && len(fn) > 0 && !r.external {
-				if q := b.qualified(sc); q != "" && b.spendQual(len(q)+2+len(fn)) {
-					qual = q
+			// (A name from a supplementary file is not qualified: only
+			// native binaries have one, and they keep LLVM's names.)
+			if b.qualify && len(fn) > 0 && !r.external && r.nameDie&supRef == 0 {
+				if sc := b.scopeAt(uint32(r.nameDie)); sc >= 0 {
+					if q := b.qualified(sc); q != "" && b.spendQual(len(q)+2+len(fn)) {
+						qual = q
+					}
 				}
 			}
 		}
@@ -84,7 +88,7 @@ func (b *builder) internName(qual string, name []byte) int32 {
 // found is what find learns about a subroutine entry.
 type found struct {
 	link, name strRef // the linkage name and the name (resolved), or 0
-	nameDie    uint32 // the entry that has the name
+	nameDie    uint64 // the entry that has the name (marked supRef if it is the supplementary file's)
 	declLine   uint32
 	hasDecl    bool
 	external   bool
@@ -95,16 +99,16 @@ type found struct {
 // tried before the abstract origin, each entry once) and returns the
 // first linkage name, the first name and the first declaration line
 // found, and whether any entry has DW_AT_external.
-func (b *builder) find(ne nodeEntry) (found, error) {
-	var r found
-	var work, seen [maxRefHops]uint32
+func (b *builder) find(ne nodeEntry) (r found, err error) {
+	var work, seen [maxRefHops]uint64
+	own := uint64(ne.off)
 	nw, ns, hops := 1, 1, 0
-	work[0], seen[0] = ne.off, ne.off
+	work[0], seen[0] = own, own
 	if ne.ref != 0 {
 		// The entry has nothing to find but ref: the first visit would
 		// only push it, if the walk met it.
 		nw, hops = 0, 1
-		if ref := b.subDie(uint64(ne.ref)); ref != 0 && ref != ne.off {
+		if ref := b.subDie(uint64(ne.ref)); ref != 0 && ref != own {
 			work[0], seen[1] = ref, ref
 			nw, ns = 1, 2
 		}
@@ -112,8 +116,10 @@ func (b *builder) find(ne nodeEntry) (found, error) {
 	for ; nw > 0 && hops < maxRefHops; hops++ {
 		nw--
 		off := work[nw]
-		d, err := b.summary(off, off != ne.off)
-		if err != nil {
+		var d *dieSummary
+		if off&supRef != 0 {
+			d = b.supSummary(off)
+		} else if d, err = b.summary(uint32(off), off != own); err != nil {
 			return r, err
 		}
 		if r.link == 0 && d.link != 0 {
@@ -126,7 +132,7 @@ func (b *builder) find(ne nodeEntry) (found, error) {
 			r.declLine, r.hasDecl = d.declLine, true
 		}
 		r.external = r.external || d.external
-		for _, j := range [2]uint32{d.origin, d.spec} {
+		for _, j := range [2]uint64{d.origin, d.spec} {
 			if j == 0 || ns == len(seen) || nw == len(work) || contains(seen[:ns], j) {
 				continue
 			}
@@ -142,7 +148,7 @@ func (b *builder) find(ne nodeEntry) (found, error) {
 type dieSummary struct {
 	off          uint32 // the entry's offset; 0 in an empty cache slot
 	link, name   strRef // resolved: never strIndex
-	origin, spec uint32 // subroutine entries the walk met, or 0
+	origin, spec uint64 // subroutine entries the walk met or of the supplementary file (see subDie), or 0
 	declLine     uint32
 	hasDecl      bool
 	external     bool
@@ -200,15 +206,20 @@ func (b *builder) entryAt(off uint32, e *entry) (*walkedUnit, error) {
 }
 
 // subDie returns the offset of the subroutine entry a reference points
-// to if the walk met one there, else 0.
-func (b *builder) subDie(ref uint64) uint32 {
+// to if the walk met one there, else 0. A reference to the
+// supplementary file's entries (marked supRef) is returned as it is if
+// there is such a file; supSummary checks what is there.
+func (b *builder) subDie(ref uint64) uint64 {
+	if ref&supRef != 0 && b.sup != nil {
+		return ref
+	}
 	if ref == 0 || ref > math.MaxUint32 {
 		return 0
 	}
 	if _, ok := slices.BinarySearch(b.subDies, uint32(ref)); !ok {
 		return 0
 	}
-	return uint32(ref)
+	return ref
 }
 
 // scopeAt returns the innermost scope around the entry at off, or -1.

@@ -49,7 +49,7 @@ type SplitUnit struct {
 }
 
 // DWO says how an index finds the split DWARF files of its skeleton
-// units; see [NewWithDWO].
+// units; see [Links].
 type DWO struct {
 	// Open opens the split DWARF file of u, a regular file, or returns
 	// nil and no error if there is none; an error is passed to Warn. It
@@ -74,7 +74,7 @@ type DWO struct {
 // entries of each skeleton unit are read from the split DWARF file that
 // dwo opens for it, the first time an address of the unit is looked up.
 func NewWithDWO(f, debug *elfrel.File, dwo *DWO) (*Symbolizer, error) {
-	return newWithDebug(f, debug, dwo, collectAbove)
+	return NewWithLinks(f, debug, Links{DWO: dwo})
 }
 
 // splitRoot is what split DWARF adds to a unit's root entry.
