@@ -67,6 +67,9 @@ type Tool struct {
 	// foreign holds the binaries read with the standard library:
 	// Mach-O, PE, and ELF files of another class or machine.
 	foreign oncemap.Map[string, *foreignEntry]
+	// sups holds the supplementary files of debug information that dwz
+	// shrank, by file and the ID asked of it.
+	sups oncemap.Map[supKey, *supEntry]
 
 	mu          sync.Mutex
 	fellBack    map[string]bool // files handed to the fallback
@@ -133,7 +136,11 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 			id, _ := b.f.BuildID()
 			debug = findDebugFile(b.path, b.f, id, t.opts.DebugDirs)
 		}
-		b.index, b.indexErr = jitsym.NewWithDWO(b.f, debug, t.dwoFor(b.path))
+		debugPath := b.path
+		if debug != nil {
+			debugPath = debug.Name
+		}
+		b.index, b.indexErr = jitsym.NewWithLinks(b.f, debug, jitsym.Links{DWO: t.dwoFor(b.path), Sup: t.supFor(b.path, debugPath)})
 		if debug != nil {
 			debug.Close()
 		}
