@@ -187,7 +187,10 @@ func busy(n int) int {
 // upstream pprof prints with llvm-symbolizer (of LLVM 19, put first in
 // its search path with PPROF_TOOLS): the same frames, inline chains,
 // file names and lines, on every report that shows them; built with -g,
-// and with -gsplit-dwarf (its inline frames in a .dwo file).
+// with -gsplit-dwarf (its inline frames in a .dwo file), and with -g
+// and then given to dwz, whose supplementary file only jitpprof reads
+// (jitpprof on the binary after dwz prints what upstream prints for the
+// binary before; upstream's inline frames after dwz have no names).
 func TestNativeSameAsUpstream(t *testing.T) {
 	upstream := testenv.UpstreamPProf(t)
 	gxx := testenv.Tool(t, "g++", "g++")
@@ -203,11 +206,18 @@ func TestNativeSameAsUpstream(t *testing.T) {
 	for _, build := range []struct {
 		name  string
 		flags []string
+		dwz   bool
 	}{
-		{"-g", nil},
+		{"-g", nil, false},
 		// The inline frames are in the .dwo file g++ writes next to the
 		// binary, which both read (see internal/objtool/dwo.go).
-		{"-gsplit-dwarf", []string{"-gsplit-dwarf"}},
+		{"-gsplit-dwarf", []string{"-gsplit-dwarf"}, false},
+		// The binary profiled, then given to dwz with a copy of itself:
+		// the inline functions' names move to their supplementary file,
+		// which jitpprof reads and llvm-symbolizer does not. jitpprof on
+		// the binary after dwz must print what upstream prints for the
+		// binary before.
+		{"-g, dwz -m", nil, true},
 	} {
 		t.Run(build.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -222,15 +232,61 @@ func TestNativeSameAsUpstream(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s: %v\n%s", bin, err, out)
 			}
-			compareNative(t, upstream, llvmBin, dir, bin, prof)
+			var before func(upstream bool)
+			if build.dwz {
+				before = dwzSwap(t, upstream, llvmBin, dir, bin, prof)
+			}
+			compareNative(t, upstream, llvmBin, dir, bin, prof, before)
 		})
+	}
+}
+
+// dwzSwap gives the binary bin and a copy of it to dwz -m, checks that
+// upstream's -top -lines of prof then changes, and returns the function
+// that puts the binary before dwz at bin for upstream and the one after
+// for jitpprof.
+func dwzSwap(t *testing.T, upstream, llvmBin, dir, bin, prof string) func(upstream bool) {
+	t.Helper()
+	dwz := testenv.Tool(t, "dwz", "dwz")
+	orig, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Run(t, dir, "cp", bin, bin+".copy")
+	testenv.Run(t, dir, dwz, "-m", bin+".sup", "-M", bin+".sup", bin, bin+".copy")
+	after, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(data []byte) {
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upTop := func() []byte {
+		up := exec.Command(upstream, "-top", "-lines", bin, prof)
+		up.Dir, up.Env = dir, append(cleanEnv(t), "PPROF_TOOLS="+llvmBin)
+		return run(up).stdout
+	}
+	dwzTop := upTop()
+	put(orig)
+	if bytes.Equal(upTop(), dwzTop) {
+		t.Fatal("upstream prints the same report for the binary before and after dwz: not a test of its supplementary file")
+	}
+	return func(upstream bool) {
+		if upstream {
+			put(orig)
+		} else {
+			put(after)
+		}
 	}
 }
 
 // compareNative runs jitpprof and upstream pprof (with llvm-symbolizer
 // from llvmBin) in dir on the profile prof of the binary bin, and
-// requires the same output of each report.
-func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string) {
+// requires the same output of each report. If before is not nil, it is
+// called before each run, told whether upstream's comes next.
+func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string, before func(upstream bool)) {
 	inlined := false
 	for _, out := range [][]string{
 		{"-top", "-lines"},
@@ -246,9 +302,15 @@ func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string) {
 		name := strings.Join(out, " ")
 		t.Run(name, func(t *testing.T) {
 			args := append(append([]string(nil), out...), bin, prof)
+			if before != nil {
+				before(false)
+			}
 			got := run(pprofCmd(t, dir, nil, args...))
 			up := exec.Command(upstream, args...)
 			up.Dir, up.Env = dir, append(cleanEnv(t), "PPROF_TOOLS="+llvmBin)
+			if before != nil {
+				before(true)
+			}
 			want := run(up)
 			if got.exitCode() != want.exitCode() || !bytes.Equal(got.stdout, want.stdout) || !bytes.Equal(got.stderr, want.stderr) {
 				t.Errorf("differs from upstream's (exit %d vs %d):\n got: %.3000s\n%s\nwant: %.3000s\n%s", got.exitCode(), want.exitCode(), got.stdout, got.stderr, want.stdout, want.stderr)
