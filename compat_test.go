@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -218,6 +219,10 @@ func TestNativeSameAsUpstream(t *testing.T) {
 		// the binary after dwz must print what upstream prints for the
 		// binary before.
 		{"-g, dwz -m", nil, true},
+		// The binary profiled, then its DWARF removed and served by
+		// elfutils' debuginfod, from which both fetch it (upstream's
+		// llvm-symbolizer when DEBUGINFOD_URLS is set).
+		{"-g, from debuginfod", nil, false},
 	} {
 		t.Run(build.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -233,10 +238,14 @@ func TestNativeSameAsUpstream(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", bin, err, out)
 			}
 			var before func(upstream bool)
-			if build.dwz {
+			var env []string
+			switch {
+			case build.dwz:
 				before = dwzSwap(t, upstream, llvmBin, dir, bin, prof)
+			case strings.Contains(build.name, "debuginfod"):
+				env = serveDebugInfo(t, dir, bin)
 			}
-			compareNative(t, upstream, llvmBin, dir, bin, prof, before)
+			compareNative(t, upstream, llvmBin, dir, bin, prof, before, env)
 		})
 	}
 }
@@ -282,11 +291,37 @@ func dwzSwap(t *testing.T, upstream, llvmBin, dir, bin, prof string) func(upstre
 	}
 }
 
+// serveDebugInfo moves the DWARF of the binary bin into a debug file that
+// elfutils' debuginfod serves, and returns the environment that has
+// llvm-symbolizer and jitpprof fetch it.
+func serveDebugInfo(t *testing.T, dir, bin string) []string {
+	t.Helper()
+	objcopy := testenv.Tool(t, "objcopy", "binutils")
+	served := filepath.Join(dir, "served")
+	if err := os.Mkdir(served, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Run(t, dir, objcopy, "--only-keep-debug", bin, filepath.Join(served, "bin.debug"))
+	testenv.Run(t, dir, objcopy, "--wildcard", "--remove-section=.debug_*", bin)
+	f, err := elfrel.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.BuildID()
+	f.Close()
+	if err != nil || len(id) == 0 {
+		t.Fatalf("%s: no build ID (%v)", bin, err)
+	}
+	url := testenv.Debuginfod(t, served, id)
+	return []string{"DEBUGINFOD_URLS=" + url, "DEBUGINFOD_CACHE_PATH=" + filepath.Join(dir, "debuginfod-cache")}
+}
+
 // compareNative runs jitpprof and upstream pprof (with llvm-symbolizer
-// from llvmBin) in dir on the profile prof of the binary bin, and
-// requires the same output of each report. If before is not nil, it is
-// called before each run, told whether upstream's comes next.
-func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string, before func(upstream bool)) {
+// from llvmBin) in dir on the profile prof of the binary bin, with env
+// added to their environment, and requires the same output of each
+// report. If before is not nil, it is called before each run, told
+// whether upstream's comes next.
+func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string, before func(upstream bool), env []string) {
 	inlined := false
 	for _, out := range [][]string{
 		{"-top", "-lines"},
@@ -305,9 +340,9 @@ func compareNative(t *testing.T, upstream, llvmBin, dir, bin, prof string, befor
 			if before != nil {
 				before(false)
 			}
-			got := run(pprofCmd(t, dir, nil, args...))
+			got := run(pprofCmd(t, dir, env, args...))
 			up := exec.Command(upstream, args...)
-			up.Dir, up.Env = dir, append(cleanEnv(t), "PPROF_TOOLS="+llvmBin)
+			up.Dir, up.Env = dir, append(append(cleanEnv(t), "PPROF_TOOLS="+llvmBin), env...)
 			if before != nil {
 				before(true)
 			}

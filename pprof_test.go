@@ -40,11 +40,12 @@ func pprofCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd 
 }
 
 // cleanEnv returns the environment without the variables pprof and
-// jitpprof read, and with HOME and PPROF_TMPDIR in a temporary directory.
+// jitpprof read (and llvm-symbolizer's DEBUGINFOD_ ones), and with HOME
+// and PPROF_TMPDIR in a temporary directory.
 func cleanEnv(t *testing.T) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if bytes.HasPrefix([]byte(kv), []byte("PPROF_")) || bytes.HasPrefix([]byte(kv), []byte("HOME=")) {
+		if strings.HasPrefix(kv, "PPROF_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "DEBUGINFOD_") {
 			continue
 		}
 		env = append(env, kv)

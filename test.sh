@@ -13,6 +13,9 @@
 # FUZZTIME (default 10s) sets how long each fuzzer runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# llvm-symbolizer and jitpprof fetch debug files from the servers this
+# names: the tests start their own, and nothing else is asked.
+unset DEBUGINFOD_URLS
 root=$PWD
 build=$root/build
 mkdir -p "$build"
@@ -37,12 +40,13 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
 # DWARF 5), and for its test of other containers: g++-multilib
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
-# for macOS by clang 19), and dwz for its supplementary files.
+# for macOS by clang 19), dwz for its supplementary files and elfutils'
+# debuginfod server.
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
   libc6-dbg libstdc++6-12-dbg rustc-web
-  g++-multilib g++-mingw-w64-x86-64 lld-19 dwz
+  g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod
   clang-14 llvm-14 llvm-14-dev
   openjdk-17-jdk-headless linux-perf
   google-perftools libgoogle-perftools-dev
@@ -124,6 +128,7 @@ show pdftoppm -v
 show rustc --version
 show llvm-dwp-19 --version
 show dwz --version
+show debuginfod --version
 show chromium --version
 show node --version
 show npm --version

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/debuginfod"
 	"github.com/jitpprof/pprof/internal/objtool"
 )
 
@@ -19,7 +20,9 @@ const objtoolUsage = `  Binaries (jitpprof):
                           disassembly: inprocess (default: jitpprof's own ELF and
                           DWARF reader) or binutils (upstream pprof's nm, objdump,
                           addr2line/llvm-symbolizer subprocesses). Also
-                          $PPROF_OBJTOOL.`
+                          $PPROF_OBJTOOL. As llvm-symbolizer does, inprocess
+                          fetches missing debug files from the debuginfod
+                          servers of $DEBUGINFOD_URLS.`
 
 // objtoolMode returns the object tool the run asks for: -objtool on the
 // command line, else $PPROF_OBJTOOL, else inprocess. The command line is
@@ -65,13 +68,20 @@ func scanFlag(args []string, name string) (value string, ok bool) {
 }
 
 // newObjTool returns jitpprof's in-process object tool for a run, or nil
-// when the caller supplies one or asks for upstream's binutils.
+// when the caller supplies one or asks for upstream's binutils. As
+// llvm-symbolizer does, it fetches debug files from the debuginfod
+// servers that $DEBUGINFOD_URLS names, if any.
 func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
 	if o.Obj != nil || mode == objtoolBinutils {
 		return nil
 	}
+	dc, err := debuginfod.FromEnv(o.Getenv)
+	if err != nil {
+		ui.PrintErr(err.Error() + "; no debug files are fetched")
+	}
 	return objtool.New(objtool.Options{
-		Warn: func(msg string) { ui.PrintErr(msg) },
+		Warn:       func(msg string) { ui.PrintErr(msg) },
+		Debuginfod: dc,
 	})
 }
 

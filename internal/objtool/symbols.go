@@ -39,7 +39,7 @@ func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 		case f.HasSymbols():
 		case f.Type != elf.ET_REL:
 			id, _ := f.BuildID()
-			if debug = findDebugFile(b.path, f, id, t.opts.DebugDirs); debug != nil && debug.HasSymbols() {
+			if debug = t.debugFile(b.path, f, id); debug != nil && debug.HasSymbols() {
 				f, each = debug, debug.EachSymbol
 			} else {
 				each = f.EachDynamicSymbol

@@ -40,6 +40,7 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
+	"github.com/jitpprof/pprof/internal/debuginfod"
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/oncemap"
@@ -54,8 +55,12 @@ type Options struct {
 	// Fallback, if not nil, handles the files Tool cannot read.
 	Fallback gdriver.ObjTool
 	// Warn, if not nil, is told once per file that Fallback handles it,
-	// and why.
+	// and why, and what of a file's debug information cannot be used.
 	Warn func(msg string)
+	// Debuginfod, if not nil, fetches the separate debug file of a
+	// binary with a build ID when none is found locally, as
+	// llvm-symbolizer does when DEBUGINFOD_URLS is set.
+	Debuginfod *debuginfod.Client
 }
 
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
@@ -73,6 +78,7 @@ type Tool struct {
 
 	mu          sync.Mutex
 	fellBack    map[string]bool // files handed to the fallback
+	said        map[string]bool // what sayOnce said
 	closeOnce   sync.Once
 	prefetching sync.WaitGroup
 }
@@ -82,7 +88,7 @@ func New(o Options) *Tool {
 	if o.DebugDirs == nil {
 		o.DebugDirs = []string{DefaultDebugDir}
 	}
-	return &Tool{opts: o, fellBack: map[string]bool{}}
+	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{}}
 }
 
 // binFile is one ELF file, parsed once.
@@ -134,7 +140,7 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 		var debug *elfrel.File
 		if b.f.Type != elf.ET_REL && b.f.Section(".debug_info") < 0 && b.f.Section(".zdebug_info") < 0 {
 			id, _ := b.f.BuildID()
-			debug = findDebugFile(b.path, b.f, id, t.opts.DebugDirs)
+			debug = t.debugFile(b.path, b.f, id)
 		}
 		debugPath := b.path
 		if debug != nil {
