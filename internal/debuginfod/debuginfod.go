@@ -19,6 +19,7 @@ package debuginfod
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -279,14 +280,14 @@ func (c *Client) get(ctx context.Context, url, dir, path string, id []byte) erro
 }
 
 // checkBuildID reports an error unless the file at path is an ELF file
-// with build ID id.
+// (of any class and type) with build ID id.
 func checkBuildID(path string, id []byte) error {
-	f, err := elfrel.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		return fmt.Errorf("not a debug file: %w", err)
 	}
 	defer f.Close()
-	got, err := f.BuildID()
+	got, err := elfrel.StdBuildID(f)
 	if err != nil {
 		return fmt.Errorf("not a debug file: %w", err)
 	}

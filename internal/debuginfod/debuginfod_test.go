@@ -3,6 +3,7 @@ package debuginfod
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"net/http"
@@ -21,18 +22,22 @@ import (
 // debugFile returns a real ELF file with a build ID (a shared library of
 // the bundled example) and that ID.
 func debugFile(t *testing.T) ([]byte, []byte) {
+	return elfFile(t, "../../testdata/mcjit/golden/bin/libleaf.so")
+}
+
+// elfFile returns the ELF file at path, which has a build ID, and the ID.
+func elfFile(t *testing.T, path string) ([]byte, []byte) {
 	t.Helper()
-	const path = "../../testdata/mcjit/golden/bin/libleaf.so"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := elfrel.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	id, err := f.BuildID()
+	id, err := elfrel.StdBuildID(f)
 	if err != nil || len(id) == 0 {
 		t.Fatalf("%s: build ID %x, %v", path, id, err)
 	}
@@ -87,6 +92,15 @@ func TestFetchAndCache(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
 		t.Errorf("cache directory holds %d files, want the debuginfo alone", len(entries))
+	}
+}
+
+// TestFetchELF32: a 32-bit executable's debug file is kept too.
+func TestFetchELF32(t *testing.T) {
+	data, id := elfFile(t, "../objtool/testdata/foreign/elf32")
+	s, _ := server(t, serving(id, data))
+	if _, err := New(Options{URLs: []string{s.URL}, CacheDir: t.TempDir()}).Debuginfo(context.Background(), id); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -56,6 +56,34 @@ func (f *File) BuildID() ([]byte, error) {
 	return nil, nil
 }
 
+// StdBuildID returns the GNU build ID of f, a file the standard
+// library read (of any class and type), or nil, looking where
+// [File.BuildID] looks: the PT_NOTE segments, then the SHT_NOTE sections.
+func StdBuildID(f *elf.File) ([]byte, error) {
+	read := func(r io.ReaderAt, size, align uint64) ([]byte, error) {
+		data := make([]byte, min(size, 1<<16))
+		if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
+			return nil, err
+		}
+		return NoteBuildID(data, f.ByteOrder, align)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_NOTE {
+			if id, err := read(p, p.Filesz, p.Align); id != nil || err != nil {
+				return id, err
+			}
+		}
+	}
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOTE {
+			if id, err := read(s, s.Size, s.Addralign); id != nil || err != nil {
+				return id, err
+			}
+		}
+	}
+	return nil, nil
+}
+
 // ErrMultipleBuildIDs is the error of notes that hold more than one GNU
 // build ID.
 var ErrMultipleBuildIDs = errors.New("multiple build ids found, don't know which to use")

@@ -12,21 +12,24 @@ import (
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
+// debugSearch says where the separate debug file of a binary read with
+// the standard library is looked for: under dirs (see debugCandidates),
+// then, if fetch is not nil, where fetch puts it (see Tool.fetchDebug).
+type debugSearch struct {
+	dirs  []string
+	fetch func(path string, id []byte) string
+}
+
 // debugFile returns the separate debug file of the binary f at path,
 // with build ID id, opened, or nil: found locally (findDebugFile), else
-// fetched by the Tool's debuginfod client, if it has one, as
-// llvm-symbolizer fetches it when DEBUGINFOD_URLS is set. What goes
-// wrong with a fetch, other than no server having the file, is said
-// once per build ID.
+// fetched (fetchDebug), if it is an ELF file with that build ID and
+// DWARF.
 func (t *Tool) debugFile(path string, f *elfrel.File, id []byte) *elfrel.File {
-	if d := findDebugFile(path, f, id, t.opts.DebugDirs); d != nil || t.opts.Debuginfod == nil || len(id) < 2 {
+	if d := findDebugFile(path, f, id, t.opts.DebugDirs); d != nil {
 		return d
 	}
-	p, err := t.opts.Debuginfod.Debuginfo(context.Background(), id)
-	if err != nil {
-		if !errors.Is(err, debuginfod.ErrNotFound) {
-			t.sayOnce("debuginfod "+hex.EncodeToString(id), fmt.Sprintf("%s: %v", safename.String(path), err))
-		}
+	p := t.fetchDebug(path, id)
+	if p == "" {
 		return nil
 	}
 	d, err := elfrel.Open(p)
@@ -49,6 +52,25 @@ func (t *Tool) debugFile(path string, f *elfrel.File, id []byte) *elfrel.File {
 		return nil
 	}
 	return d
+}
+
+// fetchDebug returns the path of the debug file of the binary at path,
+// with build ID id, fetched by the Tool's debuginfod client, as
+// llvm-symbolizer fetches it when DEBUGINFOD_URLS is set; "" if the Tool
+// has no client or no server has the file. What else goes wrong is said
+// once per build ID.
+func (t *Tool) fetchDebug(path string, id []byte) string {
+	if t.opts.Debuginfod == nil || len(id) < 2 {
+		return ""
+	}
+	p, err := t.opts.Debuginfod.Debuginfo(context.Background(), id)
+	if err != nil {
+		if !errors.Is(err, debuginfod.ErrNotFound) {
+			t.sayOnce("debuginfod "+hex.EncodeToString(id), fmt.Sprintf("%s: %v", safename.String(path), err))
+		}
+		return ""
+	}
+	return p
 }
 
 // sayOnce tells Options.Warn msg the first time it is asked to under key.

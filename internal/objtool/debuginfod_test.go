@@ -1,9 +1,11 @@
 package objtool
 
 import (
+	"debug/elf"
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/debuginfod"
@@ -12,7 +14,7 @@ import (
 )
 
 // TestDebuginfodSameAsLLVMSymbolizer serves the debug file of a g++ -O2
-// -g program with elfutils' debuginfod and symbolizes the program
+// -g program (64- and 32-bit) with elfutils' debuginfod and symbolizes the program
 // without its DWARF (its debug sections removed; and stripped whole)
 // as llvm-symbolizer 19 does with DEBUGINFOD_URLS set: every frame,
 // inline frames included, equals its, which the test checks it got from
@@ -39,16 +41,33 @@ func TestDebuginfodSameAsLLVMSymbolizer(t *testing.T) {
 	testenv.Run(t, dir, objcopy, "--wildcard", "--remove-section=.debug_*", "prog")
 	testenv.Run(t, dir, strip, "-o", "prog.stripped", "prog")
 	testenv.Run(t, dir, objcopy, "--wildcard", "--remove-section=.debug_*", "other")
-	f, err := elfrel.Open(filepath.Join(dir, "prog"))
-	if err != nil {
-		t.Fatal(err)
+	// A 32-bit one, read with the standard library (foreign.go).
+	testenv.Run(t, dir, gxx, "-m32", "-O2", "-g", "-o", "prog32", src)
+	testenv.Run(t, dir, objcopy, "--only-keep-debug", "prog32", filepath.Join(srv, "prog32.debug"))
+	testenv.Run(t, dir, "cp", "prog32", "prog32.orig")
+	testenv.Run(t, dir, objcopy, "--wildcard", "--remove-section=.debug_*", "prog32")
+	buildID := func(name string) []byte {
+		f, err := elf.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		s := f.Section(".note.gnu.build-id")
+		if s == nil {
+			t.Fatalf("%s: no build ID", name)
+		}
+		data, err := s.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := elfrel.NoteBuildID(data, f.ByteOrder, s.Addralign)
+		if err != nil || len(id) == 0 {
+			t.Fatalf("%s: no build ID: %v", name, err)
+		}
+		return id
 	}
-	id, err := f.BuildID()
-	f.Close()
-	if err != nil || len(id) == 0 {
-		t.Fatalf("no build ID: %v", err)
-	}
-	url := testenv.Debuginfod(t, srv, id)
+	id := buildID("prog")
+	url := testenv.Debuginfod(t, srv, id, buildID("prog32"))
 	t.Setenv("HOME", dir)
 	t.Setenv("DEBUGINFOD_URLS", url)
 	t.Setenv("DEBUGINFOD_CACHE_PATH", filepath.Join(dir, "llvm-cache"))
@@ -64,9 +83,9 @@ func TestDebuginfodSameAsLLVMSymbolizer(t *testing.T) {
 	var said []string
 	tool := newTool(&said, url)
 	defer tool.Close()
-	for _, name := range []string{"prog", "prog.stripped"} {
+	for _, name := range []string{"prog", "prog.stripped", "prog32"} {
 		path := filepath.Join(dir, name)
-		addrs := sampleCode(t, filepath.Join(dir, "prog.orig"), 3000)
+		addrs := sampleForeign(t, filepath.Join(dir, strings.TrimSuffix(name, ".stripped")+".orig"), 3000)
 		want := testenv.LLVMSymbolizeWith(t, oracleLLVM, path, addrs)
 		if inline := compareFrames(t, tool, path, addrs, want); inline == 0 {
 			t.Fatalf("%s: no inline frame: llvm-symbolizer did not get the debug file from debuginfod", name)

@@ -88,11 +88,11 @@ func (b *foreignBin) close() error {
 var errNotForeign = errors.New("not a Mach-O, PE or ELF file")
 
 // openForeign reads the binary at path, whose first bytes are magic.
-func openForeign(path string, magic []byte, debugDirs []string) (*foreignBin, error) {
+func openForeign(path string, magic []byte, ds debugSearch) (*foreignBin, error) {
 	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
 	switch {
 	case string(magic) == elf.ELFMAG:
-		return openELF(path, debugDirs)
+		return openELF(path, ds)
 	case le == macho.MagicFat || be == macho.MagicFat:
 		return openFatMachO(path)
 	case le == macho.Magic32 || le == macho.Magic64 || be == macho.Magic32 || be == macho.Magic64:
@@ -323,7 +323,7 @@ func openPE(path string) (*foreignBin, error) {
 	return b, nil
 }
 
-func openELF(path string, debugDirs []string) (*foreignBin, error) {
+func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("error parsing %s: %v", path, err)
@@ -355,11 +355,11 @@ func openELF(path string, debugDirs []string) (*foreignBin, error) {
 	if text != nil {
 		b.textPH = textSegment(b.progs, text.Addr)
 	}
-	if id, err := elfBuildID(f); err == nil && id != nil {
+	if id, err := elfrel.StdBuildID(f); err == nil && id != nil {
 		b.buildID = fmt.Sprintf("%x", id)
 	}
 	if b.dwarf[".debug_info"].size == 0 {
-		b.addELFDebugFile(f, debugDirs)
+		b.addELFDebugFile(f, ds)
 	}
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
@@ -429,27 +429,39 @@ func elfDWARF(path string, f *elf.File) (map[string]rawSection, error) {
 }
 
 // addELFDebugFile takes b's DWARF from the separate debug file of the ELF
-// file f, found where llvm-symbolizer finds it (see debugCandidates),
-// with the same class and machine and with DWARF.
-func (b *foreignBin) addELFDebugFile(f *elf.File, dirs []string) {
+// file f, found where llvm-symbolizer finds it (see debugCandidates, then
+// ds.fetch), with the same class and machine and with DWARF.
+func (b *foreignBin) addELFDebugFile(f *elf.File, ds debugSearch) {
 	id, _ := hex.DecodeString(b.buildID)
-	for _, c := range debugCandidates(b.path, id, elfDebugLink(f), dirs) {
-		if !c.matches() {
-			continue
+	for _, c := range debugCandidates(b.path, id, elfDebugLink(f), ds.dirs) {
+		if c.matches() && b.useELFDebugFile(f, c.path) {
+			return
 		}
-		d, err := elf.Open(c.path)
-		if err != nil {
-			continue
-		}
-		if d.Class == f.Class && d.Machine == f.Machine {
-			if dwarf, err := elfDWARF(c.path, d); err == nil && dwarf[".debug_info"].size > 0 {
-				b.dwarf = dwarf
-				b.closer = multiCloser{b.closer, d}
-				return
-			}
-		}
-		d.Close()
 	}
+	if ds.fetch != nil && len(id) > 0 {
+		if p := ds.fetch(b.path, id); p != "" {
+			b.useELFDebugFile(f, p)
+		}
+	}
+}
+
+// useELFDebugFile takes b's DWARF from the file at path, if it is an
+// ELF file of f's class and machine with DWARF, and reports whether it
+// did.
+func (b *foreignBin) useELFDebugFile(f *elf.File, path string) bool {
+	d, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	if d.Class == f.Class && d.Machine == f.Machine {
+		if dwarf, err := elfDWARF(path, d); err == nil && dwarf[".debug_info"].size > 0 {
+			b.dwarf = dwarf
+			b.closer = multiCloser{b.closer, d}
+			return true
+		}
+	}
+	d.Close()
+	return false
 }
 
 // elfDebugLink reads the .gnu_debuglink section of f: a file name, zero
@@ -465,34 +477,6 @@ func elfDebugLink(f *elf.File) debugLink {
 	}
 	name, crc, ok := elfrel.ParseDebugLink(data, f.ByteOrder)
 	return debugLink{name, crc, ok}
-}
-
-// elfBuildID returns the GNU build ID of f, or nil, looking where
-// elfrel.File.BuildID looks: the PT_NOTE segments, then the SHT_NOTE
-// sections.
-func elfBuildID(f *elf.File) ([]byte, error) {
-	read := func(r io.ReaderAt, size, align uint64) ([]byte, error) {
-		data := make([]byte, min(size, 1<<16))
-		if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
-			return nil, err
-		}
-		return elfrel.NoteBuildID(data, f.ByteOrder, align)
-	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_NOTE {
-			if id, err := read(p, p.Filesz, p.Align); id != nil || err != nil {
-				return id, err
-			}
-		}
-	}
-	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NOTE {
-			if id, err := read(s, s.Size, s.Addralign); id != nil || err != nil {
-				return id, err
-			}
-		}
-	}
-	return nil, nil
 }
 
 // textSegment returns a copy of the executable PT_LOAD segment holding

@@ -133,7 +133,7 @@ func mustOpenForeign(t *testing.T, path string) *foreignBin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := openForeign(path, magic, nil)
+	b, err := openForeign(path, magic, debugSearch{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestELFBuildIDBothReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := elfBuildID(ef)
+		got, err := elfrel.StdBuildID(ef)
 		ef.Close()
 		if err != nil {
 			t.Fatal(err)

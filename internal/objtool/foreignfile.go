@@ -33,7 +33,7 @@ type foreignEntry struct {
 // loadForeign returns the foreign binary at path, parsing it on first use.
 func (t *Tool) loadForeign(path string, magic []byte) *foreignEntry {
 	e, _ := t.foreign.Get(path, func() *foreignEntry {
-		b, err := openForeign(path, magic, t.opts.DebugDirs)
+		b, err := openForeign(path, magic, debugSearch{dirs: t.opts.DebugDirs, fetch: t.fetchDebug})
 		return &foreignEntry{b: b, err: err}
 	})
 	return e

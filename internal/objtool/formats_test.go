@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -48,7 +49,7 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := elfBuildID(ef)
+	id, err := elfrel.StdBuildID(ef)
 	ef.Close()
 	if err != nil || len(id) < 2 {
 		t.Fatalf("elf32-b: build ID %x, %v", id, err)

@@ -14,9 +14,9 @@ import (
 )
 
 // Debuginfod starts elfutils' debuginfod server on the ELF and DWARF
-// files under dir and returns its URL once it serves the debug file of
-// build ID id, which dir must hold. The server stops when t ends.
-func Debuginfod(t testing.TB, dir string, id []byte) string {
+// files under dir and returns its URL once it serves the debug files of
+// build IDs ids, which dir must hold. The server stops when t ends.
+func Debuginfod(t testing.TB, dir string, ids ...[]byte) string {
 	t.Helper()
 	server := Tool(t, "debuginfod", "debuginfod")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -36,19 +36,24 @@ func Debuginfod(t testing.TB, dir string, id []byte) string {
 		cmd.Wait()
 	})
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	want := url + "/buildid/" + hex.EncodeToString(id) + "/debuginfo"
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get(want)
-		if err != nil {
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return url
+	deadline := time.Now().Add(60 * time.Second)
+	for _, id := range ids {
+		want := url + "/buildid/" + hex.EncodeToString(id) + "/debuginfo"
+		for {
+			resp, err := http.Get(want)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("debuginfod did not serve %s within 60 s:\n%s", want, out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	t.Fatalf("debuginfod did not serve %s within 60 s:\n%s", want, out.String())
-	return ""
+	return url
 }
 
 // lockedBuffer is a bytes.Buffer that a process may write to while it
