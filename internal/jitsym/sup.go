@@ -30,11 +30,11 @@ import (
 // and may be shared by the indexes of any number of binaries, built at
 // the same time.
 type Sup struct {
-	name                                   string
-	bo                                     binary.ByteOrder
-	info, abbrev, str, lineStr, strOffsets []byte
-	units                                  []unitHeader // ascending
-	abbrevs                                *abbrevCache
+	name                       string
+	bo                         binary.ByteOrder
+	info, abbrev, str, lineStr []byte
+	units                      []unitHeader // ascending
+	abbrevs                    *abbrevCache
 }
 
 // NewSup reads the supplementary file f, which link (read from a
@@ -61,7 +61,6 @@ func NewSup(f *elfrel.File, link elfrel.SupLink) (*Sup, error) {
 		{&s.abbrev, ".debug_abbrev"},
 		{&s.str, ".debug_str"},
 		{&s.lineStr, ".debug_line_str"},
-		{&s.strOffsets, ".debug_str_offsets"},
 	} {
 		if *sec.dst, err = l.Section(sec.name); err != nil {
 			return nil, err
