@@ -196,11 +196,15 @@ func (c *Client) missTTL() time.Duration {
 	return time.Duration(n) * time.Second
 }
 
-// rememberMiss writes elfutils' mark of a miss at path: an empty file,
-// mode 0. Failing to is not an error: the next run asks again.
+// rememberMiss writes elfutils' mark of a miss at path, in place of one
+// that expired: an empty file, mode 0, whose time says when. Failing to
+// is not an error: the next run asks again.
 func (c *Client) rememberMiss(dir, path string) {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
+	}
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
 	}
 	if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0); err == nil {
 		f.Close()

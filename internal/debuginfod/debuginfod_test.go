@@ -132,11 +132,23 @@ func TestMissRemembered(t *testing.T) {
 	if err := ask(); !errors.Is(err, ErrNotFound) || n.Load() != 1 {
 		t.Errorf("second run: %v, %d requests; want ErrNotFound and no new request", err, n.Load())
 	}
+	// An expired mark: the server is asked again, and the mark renewed.
+	mark := filepath.Join(cache, hex.EncodeToString(id), "debuginfo")
+	old := time.Now().Add(-2 * DefaultMissTTL)
+	if err := os.Chtimes(mark, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := ask(); !errors.Is(err, ErrNotFound) || n.Load() != 2 {
+		t.Errorf("expired: %v, %d requests; want a new request", err, n.Load())
+	}
+	if err := ask(); !errors.Is(err, ErrNotFound) || n.Load() != 2 {
+		t.Errorf("renewed: %v, %d requests; want no new request", err, n.Load())
+	}
 	// cache_miss_s 0: the miss is forgotten at once.
 	if err := os.WriteFile(filepath.Join(cache, "cache_miss_s"), []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := ask(); !errors.Is(err, ErrNotFound) || n.Load() != 2 {
+	if err := ask(); !errors.Is(err, ErrNotFound) || n.Load() != 3 {
 		t.Errorf("with cache_miss_s 0: %v, %d requests; want a new request", err, n.Load())
 	}
 }
