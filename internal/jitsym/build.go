@@ -85,6 +85,8 @@ type builder struct {
 	summaries   []dieSummary // a cache: see summary
 	summaryBits int          // len(summaries) is 1<<summaryBits
 	oneSummary  dieSummary   // of an entry not cached
+	findWork    [maxRefHops]uint64
+	findSeen    [maxRefHops]uint64 // find's scratch
 
 	// Line phase.
 	seqRows []row // the rows of the sequence being read

@@ -100,7 +100,7 @@ type found struct {
 // first linkage name, the first name and the first declaration line
 // found, and whether any entry has DW_AT_external.
 func (b *builder) find(ne nodeEntry) (r found, err error) {
-	var work, seen [maxRefHops]uint64
+	work, seen := &b.findWork, &b.findSeen // scratch: only [:nw] and [:ns] are read
 	own := uint64(ne.off)
 	nw, ns, hops := 1, 1, 0
 	work[0], seen[0] = own, own
