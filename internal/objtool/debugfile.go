@@ -35,6 +35,14 @@ func findDebugFile(path string, f *elfrel.File, buildID []byte, dirs []string) *
 	return nil
 }
 
+// debugSearch says where the separate debug file of a binary read with
+// the standard library is looked for: under dirs (see debugCandidates),
+// then, if fetch is not nil, where fetch puts it (see Tool.fetchDebug).
+type debugSearch struct {
+	dirs  []string
+	fetch func(path string, id []byte) string
+}
+
 // debugLink is what a binary's .gnu_debuglink section says: the name of
 // its debug file and that file's CRC-32; ok is false without one.
 type debugLink struct {

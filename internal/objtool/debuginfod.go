@@ -12,14 +12,6 @@ import (
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
-// debugSearch says where the separate debug file of a binary read with
-// the standard library is looked for: under dirs (see debugCandidates),
-// then, if fetch is not nil, where fetch puts it (see Tool.fetchDebug).
-type debugSearch struct {
-	dirs  []string
-	fetch func(path string, id []byte) string
-}
-
 // debugFile returns the separate debug file of the binary f at path,
 // with build ID id, opened, or nil: found locally (findDebugFile), else
 // fetched (fetchDebug), if it is an ELF file with that build ID and
