@@ -84,6 +84,29 @@ func StdBuildID(f *elf.File) ([]byte, error) {
 	return nil, nil
 }
 
+// StdSupLink is [File.SupLink] for a file the standard library read.
+func StdSupLink(f *elf.File) (link SupLink, ok bool) {
+	small := func(name string) []byte {
+		s := f.Section(name)
+		if s == nil || s.Size > maxLinkBytes || s.Flags&elf.SHF_COMPRESSED != 0 {
+			return nil
+		}
+		data, err := s.Data()
+		if err != nil {
+			return nil
+		}
+		return data
+	}
+	if data := small(".gnu_debugaltlink"); data != nil {
+		return ParseAltLink(data)
+	}
+	if data := small(".debug_sup"); data != nil {
+		sup, link, ok := ParseDebugSup(data, f.ByteOrder)
+		return link, ok && !sup
+	}
+	return SupLink{}, false
+}
+
 // ErrMultipleBuildIDs is the error of notes that hold more than one GNU
 // build ID.
 var ErrMultipleBuildIDs = errors.New("multiple build ids found, don't know which to use")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -125,14 +124,9 @@ type walkedUnit struct {
 	from        *splitUnit // in a split file, the skeleton unit it completes
 }
 
-// build fills s from the DWARF sections l loads, walking .debug_info on
-// up to one goroutine per CPU.
-func build(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool) error {
-	return buildWith(s, bo, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
-}
-
-// buildWith is build with up to walkers goroutines walking .debug_info,
-// each given at least walkMin bytes of it.
+// buildWith fills s from the DWARF sections l loads, walking
+// .debug_info on up to walkers goroutines, each given at least walkMin
+// bytes of it.
 func buildWith(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, walkers int, walkMin uint64) error {
 	return newBuilder(s, bo, l, qualify, walkers, walkMin).run()
 }

@@ -3,6 +3,7 @@ package jitsym
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
@@ -40,6 +41,12 @@ type Sym struct {
 // the largest, then the last, is kept. Multi-byte DWARF values are read in
 // byte order bo. The Symbolizer keeps no reference to sections or syms.
 func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms []Sym) (*Symbolizer, error) {
+	return NewFromSectionsWithSup(name, bo, sections, syms, nil)
+}
+
+// NewFromSectionsWithSup is [NewFromSections] for DWARF that refers to
+// the supplementary file sup (see [Sup]); a nil sup is none.
+func NewFromSectionsWithSup(name string, bo binary.ByteOrder, sections Sections, syms []Sym, sup *Sup) (*Symbolizer, error) {
 	s := &Symbolizer{name: name}
 	cs := make([]cand, 0, len(syms))
 	for i, sym := range syms {
@@ -70,5 +77,7 @@ func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms [
 	if sections == nil || sections.Size(".debug_info") == 0 {
 		return s, nil
 	}
-	return s.built(build(s, bo, sections, false))
+	b := newBuilder(s, bo, sections, false, runtime.GOMAXPROCS(0), minWalkBytes)
+	b.sup = sup
+	return s.built(b.run())
 }

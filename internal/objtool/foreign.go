@@ -36,6 +36,12 @@ type foreignBin struct {
 	code  []rawSection          // executable sections, by address
 	syms  []jitsym.Sym
 
+	// ELF: the supplementary file the DWARF names, if hasSup, and the
+	// file that holds the DWARF (see Tool.supFor).
+	sup       elfrel.SupLink
+	hasSup    bool
+	dwarfPath string
+
 	// Base computation (see foreignFile.base).
 	textAddr  uint64 // Mach-O: __TEXT's vmaddr, if hasText
 	hasText   bool
@@ -72,9 +78,10 @@ func (s foreignSections) Section(name string) ([]byte, error) {
 	return b[:min(uint64(len(b)), sec.size)], nil
 }
 
-// index builds b's jitsym index.
-func (b *foreignBin) index() (*jitsym.Symbolizer, error) {
-	return jitsym.NewFromSections(b.path, b.bo, foreignSections{file: b.path, m: b.dwarf}, b.syms)
+// index builds b's jitsym index, with its DWARF's supplementary file sup
+// (nil if none).
+func (b *foreignBin) index(sup *jitsym.Sup) (*jitsym.Symbolizer, error) {
+	return jitsym.NewFromSectionsWithSup(b.path, b.bo, foreignSections{file: b.path, m: b.dwarf}, b.syms, sup)
 }
 
 func (b *foreignBin) close() error {
@@ -360,6 +367,9 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	}
 	if b.dwarf[".debug_info"].size == 0 {
 		b.addELFDebugFile(f, ds)
+	} else {
+		b.sup, b.hasSup = elfrel.StdSupLink(f)
+		b.dwarfPath = path
 	}
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
@@ -457,6 +467,8 @@ func (b *foreignBin) useELFDebugFile(f *elf.File, path string) bool {
 		if dwarf, err := elfDWARF(path, d); err == nil && dwarf[".debug_info"].size > 0 {
 			b.dwarf = dwarf
 			b.closer = multiCloser{b.closer, d}
+			b.sup, b.hasSup = elfrel.StdSupLink(d)
+			b.dwarfPath = path
 			return true
 		}
 	}

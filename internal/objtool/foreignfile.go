@@ -41,7 +41,14 @@ func (t *Tool) loadForeign(path string, magic []byte) *foreignEntry {
 
 func (t *Tool) foreignIndex(e *foreignEntry) (*jitsym.Symbolizer, error) {
 	e.indexOnce.Do(func() {
-		e.index, e.indexErr = e.b.index()
+		var sup *jitsym.Sup
+		if e.b.hasSup {
+			var err error
+			if sup, err = t.supFor(e.b.path, e.b.dwarfPath)(e.b.sup); err != nil && t.opts.Warn != nil {
+				t.opts.Warn(err.Error())
+			}
+		}
+		e.index, e.indexErr = e.b.index(sup)
 		if e.index != nil && t.opts.Warn != nil {
 			for _, w := range e.index.Warnings() {
 				t.opts.Warn(w)

@@ -49,7 +49,8 @@ func buildForDWZ(t *testing.T, dir, cc string, args ...string) dwzPair {
 
 // TestSupplementaryFiles checks SourceLine on binaries whose DWARF dwz
 // shrank, moving what several binaries share into a supplementary file
-// (GNU's .gnu_debugaltlink and DWARF 5's .debug_sup), as Debian's and
+// (GNU's .gnu_debugaltlink and DWARF 5's .debug_sup; 64- and 32-bit
+// binaries), as Debian's and
 // Fedora's debug packages are made: every address of each binary must
 // get the frames llvm-symbolizer --inlining gives the binary before dwz,
 // inline functions named. llvm-symbolizer does not read supplementary
@@ -80,6 +81,7 @@ func TestSupplementaryFiles(t *testing.T) {
 		dirs      []string // debug directories
 		missing   string   // a warning that must contain this, if not ""
 		unchanged bool     // the frames are llvm-symbolizer's of p.path, not p.orig
+		elf32     bool     // read with the standard library (foreign.go)
 	}
 	var cases []tcase
 
@@ -95,6 +97,12 @@ func TestSupplementaryFiles(t *testing.T) {
 		multi(p, filepath.Join(dir, "common.debug"), filepath.Join(dir, "common.debug"))
 		cases = append(cases, tcase{name: b.name + ", .gnu_debugaltlink", p: p})
 	}
+
+	// 32-bit binaries, read with the standard library.
+	d32 := filepath.Join(root, "elf32")
+	p32 := buildForDWZ(t, d32, gxx, "-m32")
+	multi(p32, filepath.Join(d32, "common.debug"), filepath.Join(d32, "common.debug"))
+	cases = append(cases, tcase{name: "g++ -m32, .gnu_debugaltlink", p: p32, elf32: true})
 
 	// DWARF 5's .debug_sup, its name relative to the binaries.
 	d5 := filepath.Join(root, "debug-sup")
@@ -164,7 +172,11 @@ func TestSupplementaryFiles(t *testing.T) {
 			defer tool.Close()
 			moved := 0
 			for i := range tc.p.path {
-				addrs := sampleCode(t, tc.p.orig[i], 3000)
+				sample := sampleCode
+				if tc.elf32 {
+					sample = sampleForeign
+				}
+				addrs := sample(t, tc.p.orig[i], 3000)
 				after := testenv.LLVMSymbolizeWith(t, oracleLLVM, tc.p.path[i], addrs)
 				want := testenv.LLVMSymbolizeWith(t, oracleLLVM, tc.p.orig[i], addrs)
 				if tc.unchanged {
