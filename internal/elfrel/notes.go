@@ -86,7 +86,7 @@ func StdBuildID(f *elf.File) ([]byte, error) {
 
 // StdSupLink is [File.SupLink] for a file the standard library read.
 func StdSupLink(f *elf.File) (link SupLink, ok bool) {
-	small := func(name string) []byte {
+	return supLink(func(name string) []byte {
 		s := f.Section(name)
 		if s == nil || s.Size > maxLinkBytes || s.Flags&elf.SHF_COMPRESSED != 0 {
 			return nil
@@ -96,15 +96,7 @@ func StdSupLink(f *elf.File) (link SupLink, ok bool) {
 			return nil
 		}
 		return data
-	}
-	if data := small(".gnu_debugaltlink"); data != nil {
-		return ParseAltLink(data)
-	}
-	if data := small(".debug_sup"); data != nil {
-		sup, link, ok := ParseDebugSup(data, f.ByteOrder)
-		return link, ok && !sup
-	}
-	return SupLink{}, false
+	}, f.ByteOrder)
 }
 
 // ErrMultipleBuildIDs is the error of notes that hold more than one GNU
@@ -200,11 +192,17 @@ type SupLink struct {
 // ok is false if it has neither, the section is malformed, or, for
 // .debug_sup, f is itself a supplementary file.
 func (f *File) SupLink() (link SupLink, ok bool) {
-	if data := f.smallSection(".gnu_debugaltlink"); data != nil {
+	return supLink(f.smallSection, f.ByteOrder)
+}
+
+// supLink is SupLink for a file whose sections small returns: nil for a
+// missing, compressed or too large one.
+func supLink(small func(name string) []byte, bo binary.ByteOrder) (link SupLink, ok bool) {
+	if data := small(".gnu_debugaltlink"); data != nil {
 		return ParseAltLink(data)
 	}
-	if data := f.smallSection(".debug_sup"); data != nil {
-		sup, link, ok := ParseDebugSup(data, f.ByteOrder)
+	if data := small(".debug_sup"); data != nil {
+		sup, link, ok := ParseDebugSup(data, bo)
 		return link, ok && !sup
 	}
 	return SupLink{}, false

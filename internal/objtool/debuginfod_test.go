@@ -52,15 +52,7 @@ func TestDebuginfodSameAsLLVMSymbolizer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		s := f.Section(".note.gnu.build-id")
-		if s == nil {
-			t.Fatalf("%s: no build ID", name)
-		}
-		data, err := s.Data()
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := elfrel.NoteBuildID(data, f.ByteOrder, s.Addralign)
+		id, err := elfrel.StdBuildID(f)
 		if err != nil || len(id) == 0 {
 			t.Fatalf("%s: no build ID: %v", name, err)
 		}
