@@ -1,0 +1,205 @@
+package gopclntab
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// ErrNoTable is returned by OpenELF for a file without a .gopclntab
+// section: not a Go binary.
+var ErrNoTable = errors.New("gopclntab: no .gopclntab section")
+
+// Words of the runtime's moduledata (runtime/symtab.go) from Go 1.20 on:
+// the pcHeader pointer, six slices of three words, then one word each.
+const (
+	mdFuncnametab = 1
+	mdText        = 22
+	mdNoptrdata   = 24
+	mdTypes       = 37
+	mdEtypes      = 38
+	mdGofunc      = 40
+	mdWords       = 41
+)
+
+// OpenELF returns the table of the Go binary f (an executable or shared
+// library), with what it needs from the runtime's module data: the
+// address the functions' entry offsets count from, and go:func.*, where
+// the inlining trees are. A stripped binary has no symbol for either, so
+// the module data is found as the runtime's own pointer to the table,
+// in the file or, in a position-independent binary, in a relative
+// dynamic relocation. If it is not found, the table still gives
+// functions, files and lines, without inline frames (see
+// [Table.Inlining]).
+func OpenELF(f *elfrel.File) (*Table, error) {
+	i := f.Section(".gopclntab")
+	if i < 0 {
+		return nil, ErrNoTable
+	}
+	sec := &f.Sections[i]
+	data, err := f.SectionData(i)
+	if err != nil {
+		return nil, err
+	}
+	h, err := ParseHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	text := h.TextStart
+	if text == 0 {
+		if j := f.Section(".text"); j >= 0 {
+			text = f.Sections[j].Addr
+		}
+	}
+	var gofunc []byte
+	md, found := findModuledata(f, h, sec.Addr)
+	if found {
+		text = md[mdText]
+		if g := md[mdGofunc]; g >= sec.Addr && g-sec.Addr <= uint64(len(data)) {
+			gofunc = data[g-sec.Addr:]
+		} else if gofunc, err = dataAt(f, g); err != nil {
+			gofunc = nil
+		}
+	}
+	return New(data, text, gofunc)
+}
+
+// dataAt returns the contents of the loaded section of f holding addr,
+// from addr on.
+func dataAt(f *elfrel.File, addr uint64) ([]byte, error) {
+	for k := range f.Sections {
+		s := &f.Sections[k]
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < s.Addr || addr-s.Addr >= s.Size {
+			continue
+		}
+		d, err := f.SectionData(k)
+		if err != nil {
+			return nil, err
+		}
+		if addr-s.Addr >= uint64(len(d)) {
+			break
+		}
+		return d[addr-s.Addr:], nil
+	}
+	return nil, fmt.Errorf("%s: no section holds address %#x", f.Name, addr)
+}
+
+// findModuledata returns the words of the runtime's first moduledata,
+// whose first word points to the table at pcln and whose second (its
+// funcnametab slice) to the function names, and which holds the start of
+// .noptrdata and a types range where Go 1.20 and later put them.
+func findModuledata(f *elfrel.File, h Header, pcln uint64) ([]uint64, bool) {
+	ps := uint64(h.PtrSize)
+	want := pcln + h.FuncnameOffset
+	noptr := f.Section(".noptrdata")
+	// Go 1.26 puts it in its own section, releases before in .noptrdata;
+	// other data sections are looked through last.
+	var order []int
+	for _, name := range []string{".go.module", ".noptrdata"} {
+		if k := f.Section(name); k >= 0 {
+			order = append(order, k)
+		}
+	}
+	for k := range f.Sections {
+		if k != noptr && f.Sections[k].Name != ".go.module" {
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		s := &f.Sections[k]
+		if s.Flags&(elf.SHF_ALLOC|elf.SHF_WRITE) != elf.SHF_ALLOC|elf.SHF_WRITE || s.Type != elf.SHT_PROGBITS {
+			continue
+		}
+		data, err := f.SectionData(k)
+		if err != nil {
+			continue
+		}
+		rel := relativeRelocs(f, s.Addr, s.Addr+uint64(len(data)))
+		word := func(addr uint64) uint64 {
+			if i := sort.Search(len(rel), func(i int) bool { return rel[i].off >= addr }); i < len(rel) && rel[i].off == addr {
+				return rel[i].addend
+			}
+			o := addr - s.Addr
+			if ps == 4 {
+				return uint64(h.ByteOrder.Uint32(data[o:]))
+			}
+			return h.ByteOrder.Uint64(data[o:])
+		}
+		try := func(addr uint64) ([]uint64, bool) {
+			if addr%ps != 0 || addr-s.Addr > uint64(len(data)) || uint64(len(data))-(addr-s.Addr) < mdWords*ps {
+				return nil, false
+			}
+			// A relocated word's value is its addend: position-independent
+			// binaries leave the words themselves zero.
+			if word(addr) != pcln || word(addr+mdFuncnametab*ps) != want {
+				return nil, false
+			}
+			md := make([]uint64, mdWords)
+			for i := range md {
+				md[i] = word(addr + uint64(i)*ps)
+			}
+			if noptr >= 0 && md[mdNoptrdata] != f.Sections[noptr].Addr || md[mdTypes] > md[mdEtypes] {
+				return nil, false
+			}
+			return md, true
+		}
+		for o := uint64(0); o+ps <= uint64(len(data)); o += ps {
+			if md, ok := try(s.Addr + o); ok {
+				return md, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// reloc is a relative dynamic relocation: the word at off holds the
+// load base plus addend.
+type reloc struct{ off, addend uint64 }
+
+// relativeRelocs returns the relative dynamic relocations of f whose
+// words are in [lo, hi), in address order: where a position-independent
+// binary keeps its pointers' values.
+func relativeRelocs(f *elfrel.File, lo, hi uint64) []reloc {
+	var typ uint32
+	switch f.Machine {
+	case elf.EM_X86_64:
+		typ = uint32(elf.R_X86_64_RELATIVE)
+	case elf.EM_AARCH64:
+		typ = uint32(elf.R_AARCH64_RELATIVE)
+	case elf.EM_PPC64:
+		typ = uint32(elf.R_PPC64_RELATIVE)
+	case elf.EM_S390:
+		typ = uint32(elf.R_390_RELATIVE)
+	case elf.EM_RISCV:
+		typ = uint32(elf.R_RISCV_RELATIVE)
+	case elf.EM_LOONGARCH:
+		typ = uint32(elf.R_LARCH_RELATIVE)
+	default:
+		return nil
+	}
+	if f.Class != elf.ELFCLASS64 {
+		return nil
+	}
+	var out []reloc
+	for k := range f.Sections {
+		s := &f.Sections[k]
+		if s.Type != elf.SHT_RELA || s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		data, err := f.SectionData(k)
+		if err != nil {
+			continue
+		}
+		for p := 0; p+24 <= len(data); p += 24 {
+			off := f.ByteOrder.Uint64(data[p:])
+			if uint32(f.ByteOrder.Uint64(data[p+8:])) == typ && off >= lo && off < hi {
+				out = append(out, reloc{off, f.ByteOrder.Uint64(data[p+16:])})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].off < out[j].off })
+	return out
+}

@@ -1,0 +1,426 @@
+package gopclntab
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/elftest"
+)
+
+// A small table written as the Go 1.20+ linker writes one, for exact
+// answers independent of any toolchain (gotable_test.go in package
+// objtool compares real binaries with their DWARF). Code at textAddr:
+//
+//	[0x00, 0x40) main.outer, main.go, from line 10
+//	  [0x00, 0x10) line 11
+//	  [0x10, 0x20) main.mid inlined at line 11 (pc 0x08): inl.go:5
+//	  [0x20, 0x30) main.leaf inlined in main.mid at inl.go:5 (pc 0x18): inl.go:3
+//	  [0x30, 0x40) line 12
+//	[0x40, 0x60) main.other, main.go, from line 20; its lines end at
+//	  0x58: the rest is padding.
+const textAddr = 0x401000
+
+type rng struct {
+	val int32
+	end uint32 // offset from text, exclusive
+}
+
+// pcvalue encodes a pc-value table from entry, as the linker does
+// (cmd/internal/obj/pcln.go): value deltas zig-zag encoded, each with
+// the pc delta it lasts, and a 0 at the end.
+func pcvalue(entry uint32, rs []rng) []byte {
+	var out []byte
+	val, pc := int32(-1), entry
+	for _, r := range rs {
+		d := r.val - val
+		out = binary.AppendUvarint(out, uint64(uint32(d<<1)^uint32(d>>31)))
+		out = binary.AppendUvarint(out, uint64(r.end-pc))
+		val, pc = r.val, r.end
+	}
+	return append(out, 0)
+}
+
+type testFunc struct {
+	name         string
+	entry, end   uint32
+	startLine    int32
+	pcfile, pcln []rng
+	inl          []rng // nil: no inlining
+	tree         []inlCall
+}
+
+type inlCall struct {
+	name      string
+	parentPc  int32
+	startLine int32
+}
+
+var testFuncs = []testFunc{
+	{
+		name: "main.outer", entry: 0, end: 0x40, startLine: 10,
+		pcfile: []rng{{0, 0x10}, {1, 0x30}, {0, 0x40}},
+		pcln:   []rng{{11, 0x10}, {5, 0x20}, {3, 0x30}, {12, 0x40}},
+		inl:    []rng{{-1, 0x10}, {0, 0x20}, {1, 0x30}, {-1, 0x40}},
+		tree:   []inlCall{{"main.mid", 0x08, 4}, {"main.leaf", 0x18, 2}},
+	},
+	{
+		name: "main.other", entry: 0x40, end: 0x60, startLine: 20,
+		pcfile: []rng{{0, 0x58}},
+		pcln:   []rng{{21, 0x50}, {22, 0x58}},
+	},
+}
+
+var testFiles = []string{"main.go", "inl.go"}
+
+// buildTable returns a table of funcs for a 64-bit little-endian binary,
+// its header's text start zero (as from Go 1.26), and the go:func.* data
+// holding the inlining trees.
+func buildTable(funcs []testFunc) (table, gofunc []byte) {
+	bo := binary.LittleEndian
+	const ptrSize = 8
+	var names, cutab, filetab, pctab []byte
+	pctab = append(pctab, 0) // offset 0 means no table
+	nameOff := func(s string) uint32 {
+		off := uint32(len(names))
+		names = append(append(names, s...), 0)
+		return off
+	}
+	for _, f := range testFiles {
+		cutab = bo.AppendUint32(cutab, uint32(len(filetab)))
+		filetab = append(append(filetab, f...), 0)
+	}
+	pcOff := func(entry uint32, rs []rng) uint32 {
+		if rs == nil {
+			return 0
+		}
+		off := uint32(len(pctab))
+		pctab = append(pctab, pcvalue(entry, rs)...)
+		return off
+	}
+	gofunc = make([]byte, 8) // the trees start past offset 0
+	var recs [][]byte
+	for _, f := range funcs {
+		var rec []byte
+		for _, v := range []uint32{f.entry, nameOff(f.name), 0, 0, 0, pcOff(f.entry, f.pcfile), pcOff(f.entry, f.pcln), 3, 0, uint32(f.startLine)} {
+			rec = bo.AppendUint32(rec, v)
+		}
+		rec = append(rec, 0, 0, 0, 4) // funcID, flag, pad, nfuncdata
+		rec = bo.AppendUint32(rec, 0)
+		rec = bo.AppendUint32(rec, 0)
+		rec = bo.AppendUint32(rec, pcOff(f.entry, f.inl))
+		for range 3 {
+			rec = bo.AppendUint32(rec, ^uint32(0))
+		}
+		if f.tree == nil {
+			rec = bo.AppendUint32(rec, ^uint32(0))
+		} else {
+			rec = bo.AppendUint32(rec, uint32(len(gofunc)))
+			for _, c := range f.tree {
+				gofunc = append(gofunc, 0, 0, 0, 0)
+				gofunc = bo.AppendUint32(gofunc, nameOff(c.name))
+				gofunc = bo.AppendUint32(gofunc, uint32(c.parentPc))
+				gofunc = bo.AppendUint32(gofunc, uint32(c.startLine))
+			}
+		}
+		recs = append(recs, rec)
+	}
+	var functab []byte
+	recOff := uint32(8 * (len(funcs) + 1))
+	for i, f := range funcs {
+		functab = bo.AppendUint32(functab, f.entry)
+		functab = bo.AppendUint32(functab, recOff)
+		recOff += uint32(len(recs[i]))
+	}
+	functab = bo.AppendUint32(functab, funcs[len(funcs)-1].end)
+	functab = bo.AppendUint32(functab, 0)
+	for _, r := range recs {
+		functab = append(functab, r...)
+	}
+	header := bo.AppendUint32(nil, magic120)
+	header = append(header, 0, 0, 1, ptrSize)
+	off := uint64(8 + 8*ptrSize)
+	words := []uint64{uint64(len(funcs)), uint64(len(testFiles)), 0}
+	for _, part := range [][]byte{names, cutab, filetab, pctab, functab} {
+		words = append(words, off)
+		off += uint64(len(part))
+	}
+	for _, w := range words {
+		header = bo.AppendUint64(header, w)
+	}
+	table = bytes.Join([][]byte{header, names, cutab, filetab, pctab, functab}, nil)
+	return table, gofunc
+}
+
+var (
+	outerOnly = []Frame{{"main.outer", "main.go", 11, 10}}
+	midFrames = []Frame{{"main.mid", "inl.go", 5, 4}, {"main.outer", "main.go", 11, 10}}
+	leafFrame = []Frame{{"main.leaf", "inl.go", 3, 2}, {"main.mid", "inl.go", 5, 4}, {"main.outer", "main.go", 11, 10}}
+)
+
+// frameTests are the frames of addresses of the table of testFuncs.
+var frameTests = []struct {
+	pc   uint64
+	want []Frame
+}{
+	{textAddr - 1, nil},
+	{textAddr, outerOnly},
+	{textAddr + 0x0f, outerOnly},
+	{textAddr + 0x10, midFrames},
+	{textAddr + 0x1f, midFrames},
+	{textAddr + 0x20, leafFrame},
+	{textAddr + 0x2f, leafFrame},
+	{textAddr + 0x30, []Frame{{"main.outer", "main.go", 12, 10}}},
+	{textAddr + 0x40, []Frame{{"main.other", "main.go", 21, 20}}},
+	{textAddr + 0x57, []Frame{{"main.other", "main.go", 22, 20}}},
+	{textAddr + 0x58, nil}, // padding
+	{textAddr + 0x60, nil},
+}
+
+func TestFrames(t *testing.T) {
+	table, gofunc := buildTable(testFuncs)
+	tab, err := New(table, textAddr, gofunc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.Inlining() {
+		t.Error("Inlining() = false with go:func.* given")
+	}
+	for _, tt := range frameTests {
+		if got := tab.Frames(tt.pc); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Frames(%#x) = %+v, want %+v", tt.pc, got, tt.want)
+		}
+	}
+	want := []Func{{"main.outer", textAddr, textAddr + 0x40}, {"main.other", textAddr + 0x40, textAddr + 0x60}}
+	if got := tab.Funcs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Funcs() = %+v, want %+v", got, want)
+	}
+}
+
+// Without go:func.*, inlined code gets the function it is in, without a
+// line (its line is the callee's).
+func TestFramesWithoutTrees(t *testing.T) {
+	table, _ := buildTable(testFuncs)
+	tab, err := New(table, textAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Inlining() {
+		t.Error("Inlining() = true without go:func.*")
+	}
+	for pc, want := range map[uint64][]Frame{
+		textAddr:        outerOnly,
+		textAddr + 0x20: {{Func: "main.outer", StartLine: 10}},
+		textAddr + 0x40: {{"main.other", "main.go", 21, 20}},
+	} {
+		if got := tab.Frames(pc); !reflect.DeepEqual(got, want) {
+			t.Errorf("Frames(%#x) = %+v, want %+v", pc, got, want)
+		}
+	}
+}
+
+func TestParseHeaderErrors(t *testing.T) {
+	table, _ := buildTable(testFuncs)
+	old := append([]byte{0xf0, 0xff, 0xff, 0xff}, table[4:]...) // Go 1.18
+	if _, err := New(old, textAddr, nil); !errors.Is(err, ErrVersion) {
+		t.Errorf("Go 1.18 table: %v, want ErrVersion", err)
+	}
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "gopclntab: 0 bytes, too short for a header"},
+		{"magic", []byte("\x7fELF\x02\x01\x01\x00"), `gopclntab: unknown magic 0x7f454c46`},
+		{"quantum", append(append([]byte{}, table[:6]...), 3, 8), "gopclntab: instruction size quantum 3"},
+		{"truncated header", table[:40], "gopclntab: 40 bytes, too short for a header"},
+		{"function count", func() []byte {
+			d := append([]byte{}, table...)
+			binary.LittleEndian.PutUint64(d[8:], 1<<40)
+			return d
+		}(), "gopclntab: 1099511627776 functions, more than the function table's"},
+		{"offset", func() []byte {
+			d := append([]byte{}, table...)
+			binary.LittleEndian.PutUint64(d[8+5*8:], 1<<40)
+			return d
+		}(), "gopclntab: file table at offset 0x10000000000, past the table's"},
+	} {
+		_, err := New(tt.data, textAddr, nil)
+		if err == nil || !bytes.HasPrefix([]byte(err.Error()), []byte(tt.want)) {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// Every prefix and every single-byte change of a table gives an error or
+// answers, never a panic or a loop.
+func TestDamagedTables(t *testing.T) {
+	table, gofunc := buildTable(testFuncs)
+	query := func(data, gofunc []byte) {
+		tab, err := New(data, textAddr, gofunc)
+		if err != nil {
+			return
+		}
+		for pc := uint64(textAddr - 1); pc <= textAddr+0x60; pc++ {
+			tab.Frames(pc)
+		}
+		tab.Funcs()
+	}
+	for n := range len(table) {
+		query(table[:n], gofunc)
+	}
+	for n := range len(gofunc) {
+		query(table, gofunc[:n])
+	}
+	for i := range table {
+		for _, b := range []byte{0, 0x7f, 0xff} {
+			d := append([]byte{}, table...)
+			d[i] = b
+			query(d, gofunc)
+		}
+	}
+}
+
+// An inlining tree whose call points back at itself ends at the bound,
+// giving the function alone.
+func TestInliningCycle(t *testing.T) {
+	funcs := append([]testFunc{}, testFuncs...)
+	funcs[0].tree = []inlCall{{"main.mid", 0x18, 4}, {"main.leaf", 0x28, 2}}
+	table, gofunc := buildTable(funcs)
+	tab, err := New(table, textAddr, gofunc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Frame{{"main.outer", "", 0, 10}}
+	if got := tab.Frames(textAddr + 0x10); !reflect.DeepEqual(got, want) {
+		t.Errorf("Frames = %+v, want %+v", got, want)
+	}
+}
+
+// goELF lays out a Go-like executable holding the table of testFuncs,
+// with go:func.* after the table in .gopclntab (as Go 1.26 puts it) and
+// the runtime's module data in .go.module, its pointers in the file or,
+// if pie, in R_X86_64_RELATIVE relocations only.
+func goELF(t testing.TB, pie bool, module string) *elfrel.File {
+	t.Helper()
+	b := goELFBytes(pie, module)
+	f, err := elfrel.NewFile(bytes.NewReader(b), int64(len(b)), "go-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// goELFBytes lays out the file goELF opens.
+func goELFBytes(pie bool, module string) []byte {
+	table, gofunc := buildTable(testFuncs)
+	const pcln, noptr, mod = 0x402000, 0x404000, 0x405000
+	bo := binary.LittleEndian
+	md := make([]uint64, mdWords)
+	md[0] = pcln
+	md[mdFuncnametab] = pcln + bo.Uint64(table[8+3*8:])
+	md[mdText] = textAddr
+	md[mdNoptrdata] = noptr
+	md[mdTypes], md[mdEtypes] = 0x403000, 0x403100
+	md[mdGofunc] = pcln + uint64(len(table))
+	data := make([]byte, 8*len(md))
+	var relocs []elftest.Rela
+	for i, w := range md {
+		if pie && w > 0x1000 {
+			relocs = append(relocs, elftest.Rela{Off: mod + uint64(8*i), Type: uint32(elf.R_X86_64_RELATIVE), Addend: int64(w)})
+			continue
+		}
+		bo.PutUint64(data[8*i:], w)
+	}
+	secs := []elftest.Section{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: make([]byte, 0x60)},
+		{Name: ".gopclntab", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addr: pcln, Data: append(table, gofunc...)},
+		{Name: ".noptrdata", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: noptr, Data: make([]byte, 64)},
+		{Name: module, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: mod, Data: data},
+	}
+	typ := elf.ET_EXEC
+	if pie {
+		typ = elf.ET_DYN
+		secs = append(secs, elftest.Section{Name: ".rela", Type: elf.SHT_RELA, Flags: elf.SHF_ALLOC, Addr: 0x406000, Data: elftest.RelaData(bo, relocs)})
+	}
+	return elftest.File{Type: typ, Sections: secs}.Bytes()
+}
+
+func TestOpenELF(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		pie    bool
+		module string
+	}{
+		{"Go 1.26 .go.module", false, ".go.module"},
+		{"PIE, pointers in relocations", true, ".go.module"},
+		{"module data in .data", false, ".data"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := OpenELF(goELF(t, tt.pie, tt.module))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tab.Inlining() {
+				t.Fatal("module data not found")
+			}
+			for _, ft := range frameTests {
+				if got := tab.Frames(ft.pc); !reflect.DeepEqual(got, ft.want) {
+					t.Errorf("Frames(%#x) = %+v, want %+v", ft.pc, got, ft.want)
+				}
+			}
+		})
+	}
+	b := elftest.File{Type: elf.ET_EXEC, Sections: []elftest.Section{{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: make([]byte, 16)}}}.Bytes()
+	f, err := elfrel.NewFile(bytes.NewReader(b), int64(len(b)), "c-binary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenELF(f); !errors.Is(err, ErrNoTable) {
+		t.Errorf("binary without .gopclntab: %v, want ErrNoTable", err)
+	}
+}
+
+// FuzzTable reads arbitrary tables and asks for the frames of addresses
+// and the functions: no input may panic or hang.
+func FuzzTable(f *testing.F) {
+	table, gofunc := buildTable(testFuncs)
+	f.Add(table, gofunc, uint64(0x20))
+	f.Add(table[:100], gofunc, uint64(0x10))
+	f.Fuzz(func(t *testing.T, data, gofunc []byte, pc uint64) {
+		tab, err := New(data, textAddr, gofunc)
+		if err != nil {
+			return
+		}
+		tab.Frames(textAddr + pc)
+		tab.Frames(textAddr + pc%0x100)
+		if fs := tab.Funcs(); len(fs) > len(data)/8 {
+			t.Fatalf("%d functions from %d bytes", len(fs), len(data))
+		}
+	})
+}
+
+// FuzzOpenELF reads arbitrary ELF files as Go binaries and asks for the
+// frames of addresses: no input may panic or hang.
+func FuzzOpenELF(f *testing.F) {
+	for _, pie := range []bool{false, true} {
+		f.Add(goELFBytes(pie, ".go.module"), uint64(0x20))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pc uint64) {
+		ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz")
+		if err != nil {
+			return
+		}
+		tab, err := OpenELF(ef)
+		if err != nil {
+			return
+		}
+		tab.Frames(textAddr + pc%0x100)
+		tab.Frames(pc)
+		tab.Funcs()
+	})
+}
