@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	gdriver "github.com/google/pprof/driver"
@@ -166,22 +167,31 @@ func requireFile(t *testing.T, path, pkg string) string {
 // goBinary builds testdata/hello.go.txt.
 func goBinary(t *testing.T, dir string) string {
 	t.Helper()
-	src, err := os.ReadFile("testdata/hello.go.txt")
+	return goBuild(t, dir, "testdata/hello.go.txt", "hello-go", nil)
+}
+
+// goBuild builds the Go program src (a main package in one file) into
+// dir/name with go build args, with env added to the environment. Each
+// build of src is made in the same directory, so their file names are
+// the same.
+func goBuild(t *testing.T, dir, src, name string, env []string, args ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := filepath.Join(dir, "gomod")
+	mod := filepath.Join(dir, "gomod-"+strings.TrimSuffix(filepath.Base(src), ".go.txt")) // the same for each build of src
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string]string{"go.mod": "module hello\n\ngo 1.22\n", "main.go": string(src)} {
-		if err := os.WriteFile(filepath.Join(mod, name), []byte(data), 0o644); err != nil {
+	for file, data := range map[string]string{"go.mod": "module hello\n\ngo 1.22\n", "main.go": string(data)} {
+		if err := os.WriteFile(filepath.Join(mod, file), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(dir, "hello-go")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = mod
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, args...), ".")...)
+	cmd.Dir, cmd.Env = mod, append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/elfrel"
-	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
 // maxDisasmBytes bounds the code one Disasm call decodes: pprof asks for
@@ -72,7 +71,7 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	}
 	syms, _ := t.symbols(b) // without symbols, targets are bare addresses
 	name := symbolNamer(syms)
-	idx, _ := t.indexOf(b) // without an index, instructions have no lines
+	idx, _ := t.linesOf(b) // without an index, instructions have no lines
 	var out []gdriver.Inst
 	for _, p := range pieces {
 		code := make([]byte, p.hi-p.lo+1)
@@ -109,7 +108,7 @@ func symbolNamer(syms []symbol) disasm.Symbolizer {
 
 // appendWithLines appends insts to out for pprof, each with the function,
 // file and line of its address in idx (none without an index).
-func appendWithLines(out []gdriver.Inst, insts []disasm.Inst, idx *jitsym.Symbolizer) []gdriver.Inst {
+func appendWithLines(out []gdriver.Inst, insts []disasm.Inst, idx lineSource) []gdriver.Inst {
 	for _, in := range insts {
 		inst := gdriver.Inst{Addr: in.Addr, Text: in.Text}
 		if idx != nil {

@@ -90,11 +90,11 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if fr, ok := f.b.answers.cached(x); ok {
 		return fr, nil
 	}
-	idx, err := f.t.indexOf(f.b)
+	lines, err := f.t.linesOf(f.b)
 	if err != nil {
 		return nil, err
 	}
-	frames, err := idx.SourceLine(x)
+	frames, err := lines.SourceLine(x)
 	if err != nil {
 		return nil, err
 	}

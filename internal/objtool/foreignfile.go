@@ -229,7 +229,10 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		}
 	}
 	name := symbolNamer(syms)
-	idx, _ := t.foreignIndex(e) // without an index, instructions have no lines
+	var idx lineSource // without an index, instructions have no lines
+	if fidx, err := t.foreignIndex(e); err == nil && fidx != nil {
+		idx = fidx
+	}
 	var out []gdriver.Inst
 	var total uint64
 	for _, sec := range b.code {

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
-	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
 // minPrefetch is the fewest addresses worth a Prefetch: below it, pprof's
@@ -47,7 +46,7 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 		defer t.prefetching.Done()
 		var (
 			baseFor func(uint64) (uint64, error)
-			idx     *jitsym.Symbolizer
+			idx     lineSource
 			cache   *answers
 		)
 		if foreign {
@@ -55,9 +54,11 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 			if err != nil {
 				return
 			}
-			if idx, err = t.foreignIndex(e); err != nil {
+			fidx, err := t.foreignIndex(e)
+			if err != nil {
 				return
 			}
+			idx = fidx
 			baseFor, cache = f.(*foreignFile).baseFor, &e.answers
 		} else {
 			f, err := t.Open(name, start, limit, offset, relocationSymbol)
@@ -65,7 +66,7 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 				return
 			}
 			of := f.(*objFile)
-			if idx, err = t.indexOf(of.b); err != nil {
+			if idx, err = t.linesOf(of.b); err != nil {
 				return
 			}
 			baseFor, cache = of.baseFor, &of.b.answers
@@ -89,7 +90,7 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 // order, each worker takes a run of neighbouring addresses: their units,
 // nodes and line rows are close together in the index, which makes each
 // lookup about twice as fast as in the profile's order.
-func lookUpAll(idx *jitsym.Symbolizer, addrs []uint64, base uint64) prefetched {
+func lookUpAll(idx lineSource, addrs []uint64, base uint64) prefetched {
 	xs := make([]uint64, len(addrs))
 	for i, a := range addrs {
 		xs[i] = a - base

@@ -25,7 +25,8 @@ type symbol struct {
 
 // symbols returns b's symbol groups, reading them on first use: the
 // symbol table of the binary, else of its separate debug file, else the
-// dynamic symbols. Like nm, it lists the defined symbols other than
+// functions of a Go binary's own table (gotable.go), else the dynamic
+// symbols. Like nm, it lists the defined symbols other than
 // section and file symbols; unlike nm on a relocatable JIT object, it
 // gives their load addresses, not offsets in their sections, and leaves
 // out the symbols that have none. Marker symbols (elfrel.MarkerSymbol:
@@ -41,6 +42,12 @@ func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 			id, _ := f.BuildID()
 			if debug = t.debugFile(b.path, f, id); debug != nil && debug.HasSymbols() {
 				f, each = debug, debug.EachSymbol
+			} else if syms := t.goSymbols(b); syms != nil {
+				b.syms = syms
+				if debug != nil {
+					debug.Close()
+				}
+				return
 			} else {
 				each = f.EachDynamicSymbol
 			}

@@ -13,7 +13,8 @@
 // are those of llvm-symbolizer --inlining, inline frames included, and
 // its machine code is decoded by package disasm. Separate debug files
 // are found by build ID and .gnu_debuglink as llvm-symbolizer finds them;
-// compressed debug sections are read.
+// compressed debug sections are read. A Go binary without DWARF is read
+// through the Go runtime's own table (gotable.go).
 //
 // Mach-O (thin or fat, with its .dSYM), PE and 32-bit ELF executables
 // and shared libraries are read with the standard library (foreign.go)
@@ -42,6 +43,7 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/debuginfod"
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/regfile"
@@ -101,6 +103,9 @@ type binFile struct {
 	indexOnce sync.Once
 	index     *jitsym.Symbolizer
 	indexErr  error
+
+	goOnce sync.Once
+	gotab  *gopclntab.Table // see goTable
 
 	symsOnce sync.Once
 	syms     []symbol // sorted by address; see symbols.go

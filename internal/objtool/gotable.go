@@ -1,0 +1,99 @@
+package objtool
+
+import (
+	"cmp"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jitpprof/pprof/internal/gopclntab"
+	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/safename"
+)
+
+// lineSource answers the source-line queries of one binary.
+type lineSource interface {
+	SourceLine(addr uint64) ([]jitsym.Frame, error)
+}
+
+// linesOf returns what answers b's source-line queries: its index, or,
+// for a Go binary without DWARF (built with -ldflags=-s -w, or
+// stripped), the Go runtime's own table first, which gives the Go
+// functions their files, lines and inline frames as the runtime prints
+// them (upstream pprof, through binutils, has only the symbol table's
+// names there, if any). The index answers the rest: C code linked in
+// with cgo.
+func (t *Tool) linesOf(b *binFile) (lineSource, error) {
+	idx, err := t.indexOf(b)
+	if err != nil {
+		return nil, err // not a nil *jitsym.Symbolizer in an interface
+	}
+	if idx.HasDWARF() {
+		return idx, nil
+	}
+	if g := t.goTable(b); g != nil {
+		return goLines{g, idx}, nil
+	}
+	return idx, nil
+}
+
+// goTable returns b's Go table, reading it on first use; nil if b is no
+// Go binary or its table cannot be read (said once).
+func (t *Tool) goTable(b *binFile) *gopclntab.Table {
+	b.goOnce.Do(func() {
+		if b.f.Type == elf.ET_REL {
+			return
+		}
+		g, err := gopclntab.OpenELF(b.f)
+		switch {
+		case errors.Is(err, gopclntab.ErrNoTable):
+		case err != nil:
+			t.sayOnce("gopclntab "+b.path, fmt.Sprintf("%s: Go binary without DWARF: its function table cannot be read: %v", safename.String(b.path), err))
+		case !g.Inlining():
+			t.sayOnce("gopclntab "+b.path, fmt.Sprintf("%s: Go binary without DWARF: the Go runtime's module data was not found, so inlined code gets the function it is inlined in, without a line", safename.String(b.path)))
+			b.gotab = g
+		default:
+			b.gotab = g
+		}
+	})
+	return b.gotab
+}
+
+// goLines answers from a Go table, then from the index.
+type goLines struct {
+	g   *gopclntab.Table
+	idx *jitsym.Symbolizer
+}
+
+func (l goLines) SourceLine(addr uint64) ([]jitsym.Frame, error) {
+	frames := l.g.Frames(addr)
+	if len(frames) == 0 {
+		return l.idx.SourceLine(addr)
+	}
+	out := make([]jitsym.Frame, len(frames))
+	for i, f := range frames {
+		out[i] = jitsym.Frame{Func: f.Func, File: f.File, Line: f.Line, StartLine: f.StartLine}
+	}
+	return out, nil
+}
+
+// goSymbols returns the functions of b's Go table as symbol groups, for
+// a binary without a symbol table.
+func (t *Tool) goSymbols(b *binFile) []symbol {
+	g := t.goTable(b)
+	if g == nil {
+		return nil
+	}
+	funcs := g.Funcs()
+	// A well-formed table is in address order; lookups need it to be.
+	slices.SortStableFunc(funcs, func(a, b gopclntab.Func) int { return cmp.Compare(a.Entry, b.Entry) })
+	var out []symbol
+	for _, f := range funcs {
+		if n := len(out); n > 0 && out[n-1].addr == f.Entry {
+			continue
+		}
+		out = append(out, symbol{addr: f.Entry, end: f.End, size: f.End - f.Entry, names: []string{f.Name}})
+	}
+	return out
+}
