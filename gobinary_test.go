@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestStrippedGoBinaryPerfData records a Go program with perf record -g,
+// its binary stripped of its symbol table and DWARF as Go binaries often
+// ship, and checks that pprof, reading the recording, gives the program's
+// functions the same files, lines and inline frames from the Go
+// runtime's own table as from the DWARF of the binary before strip (put
+// at the same path, with the same build ID): every report on the
+// program's functions is byte-identical. Upstream pprof's binutils give
+// a binary without symbols nothing but addresses.
+func TestStrippedGoBinaryPerfData(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	llvmStrip := testenv.Tool(t, "llvm-strip-19", "llvm-19")
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "internal", "objtool", "testdata", "goinline.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(dir, "src")
+	if err := os.Mkdir(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"go.mod": []byte("module goinline\n\ngo 1.22\n"), "main.go": src} {
+		if err := os.WriteFile(filepath.Join(mod, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "goinline")
+	testenv.Run(t, mod, "go", "build", "-o", bin+".dwarf", ".")
+	testenv.Run(t, dir, llvmStrip, "-o", bin, bin+".dwarf")
+	data := filepath.Join(dir, "perf.data")
+	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, bin, "100")
+	if out, err := rec.CombinedOutput(); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("perf record: %v\n%s", err, out)
+		}
+		t.Skipf("perf cannot record here: %v\n%s", err, out)
+	}
+	stripped, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDWARF, err := os.ReadFile(bin + ".dwarf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := func(t *testing.T, binary []byte, args ...string) []byte {
+		t.Helper()
+		if err := os.WriteFile(bin, binary, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := run(pprofCmd(t, dir, nil, append(args, data)...))
+		if r.err != nil {
+			t.Fatalf("pprof %v: %v\n%s", args, r.err, r.stderr)
+		}
+		return r.stdout
+	}
+	for _, args := range [][]string{
+		{"-top", "-lines", `-show=^main\.`},
+		{"-traces", "-lines", `-show=^main\.`},
+		{"-peek", `^main\.work$`, `-show=^main\.`},
+		{"-list", `^main\.work$`},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			got, want := report(t, stripped, args...), report(t, withDWARF, args...)
+			if !bytes.Equal(got, want) {
+				t.Errorf("stripped binary:\n%s\nwith DWARF:\n%s", got, want)
+			}
+			if !bytes.Contains(got, []byte("main.work")) {
+				t.Errorf("no main.work in the report:\n%s", got)
+			}
+		})
+	}
+	top := report(t, stripped, "-top", "-lines", "-nodecount=1000")
+	for _, want := range []string{"main.go:", "(inline)", "runtime."} {
+		if !bytes.Contains(top, []byte(want)) {
+			t.Errorf("no %q in the stripped binary's report:\n%s", want, top)
+		}
+	}
+}
