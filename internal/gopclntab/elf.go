@@ -2,9 +2,12 @@ package gopclntab
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
@@ -13,16 +16,23 @@ import (
 // section: not a Go binary.
 var ErrNoTable = errors.New("gopclntab: no .gopclntab section")
 
-// Words of the runtime's moduledata (runtime/symtab.go) from Go 1.20 on:
-// the pcHeader pointer, six slices of three words, then one word each.
+// Words of the runtime's moduledata (runtime/symtab.go): the pcHeader
+// pointer, six slices of three words, then one word each, the same in Go
+// 1.19 and later up to the types range, which Go 1.20's covctrs and
+// ecovctrs move two words on.
 const (
 	mdFuncnametab = 1
 	mdText        = 22
 	mdNoptrdata   = 24
-	mdTypes       = 37
-	mdEtypes      = 38
-	mdGofunc      = 40
-	mdWords       = 41
+)
+
+// moduleLayout gives the words of the types range and of gofunc in a
+// release's moduledata, and how many words are read.
+type moduleLayout struct{ types, etypes, gofunc, words int }
+
+var (
+	module120 = moduleLayout{types: 37, etypes: 38, gofunc: 40, words: 41}
+	module119 = moduleLayout{types: 35, etypes: 36, gofunc: 38, words: 39}
 )
 
 // OpenELF returns the table of the Go binary f (an executable or shared
@@ -31,9 +41,10 @@ const (
 // the inlining trees are. A stripped binary has no symbol for either, so
 // the module data is found as the runtime's own pointer to the table,
 // in the file or, in a position-independent binary, in a relative
-// dynamic relocation. If it is not found, the table still gives
-// functions, files and lines, without inline frames (see
-// [Table.Inlining]).
+// dynamic relocation. If it is not found (or the binary is of Go 1.18,
+// whose function data are pointers, not offsets from go:func.*), the
+// table still gives functions, files and lines, without inline frames
+// (see [Table.Inlining]).
 func OpenELF(f *elfrel.File) (*Table, error) {
 	i := f.Section(".gopclntab")
 	if i < 0 {
@@ -54,11 +65,20 @@ func OpenELF(f *elfrel.File) (*Table, error) {
 			text = f.Sections[j].Addr
 		}
 	}
+	layout := module120
+	if h.Version == 118 {
+		// The same format for Go 1.18 and 1.19: the release is in the
+		// build information.
+		if minor, ok := goMinor(f); !ok || minor < 19 {
+			return New(data, text, nil)
+		}
+		layout = module119
+	}
 	var gofunc []byte
-	md, found := findModuledata(f, h, sec.Addr)
+	md, found := findModuledata(f, h, sec.Addr, layout)
 	if found {
 		text = md[mdText]
-		if g := md[mdGofunc]; g >= sec.Addr && g-sec.Addr <= uint64(len(data)) {
+		if g := md[layout.gofunc]; g >= sec.Addr && g-sec.Addr <= uint64(len(data)) {
 			gofunc = data[g-sec.Addr:]
 		} else if gofunc, err = dataAt(f, g); err != nil {
 			gofunc = nil
@@ -91,7 +111,7 @@ func dataAt(f *elfrel.File, addr uint64) ([]byte, error) {
 // whose first word points to the table at pcln and whose second (its
 // funcnametab slice) to the function names, and which holds the start of
 // .noptrdata and a types range where Go 1.20 and later put them.
-func findModuledata(f *elfrel.File, h Header, pcln uint64) ([]uint64, bool) {
+func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) ([]uint64, bool) {
 	ps := uint64(h.PtrSize)
 	want := pcln + h.FuncnameOffset
 	noptr := f.Section(".noptrdata")
@@ -129,7 +149,7 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64) ([]uint64, bool) {
 			return h.ByteOrder.Uint64(data[o:])
 		}
 		try := func(addr uint64) ([]uint64, bool) {
-			if addr%ps != 0 || addr-s.Addr > uint64(len(data)) || uint64(len(data))-(addr-s.Addr) < mdWords*ps {
+			if addr%ps != 0 || addr-s.Addr > uint64(len(data)) || uint64(len(data))-(addr-s.Addr) < uint64(layout.words)*ps {
 				return nil, false
 			}
 			// A relocated word's value is its addend: position-independent
@@ -137,11 +157,11 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64) ([]uint64, bool) {
 			if word(addr) != pcln || word(addr+mdFuncnametab*ps) != want {
 				return nil, false
 			}
-			md := make([]uint64, mdWords)
+			md := make([]uint64, layout.words)
 			for i := range md {
 				md[i] = word(addr + uint64(i)*ps)
 			}
-			if noptr >= 0 && md[mdNoptrdata] != f.Sections[noptr].Addr || md[mdTypes] > md[mdEtypes] {
+			if noptr >= 0 && md[mdNoptrdata] != f.Sections[noptr].Addr || md[layout.types] > md[layout.etypes] {
 				return nil, false
 			}
 			return md, true
@@ -202,4 +222,40 @@ func relativeRelocs(f *elfrel.File, lo, hi uint64) []reloc {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].off < out[j].off })
 	return out
+}
+
+// buildInfoMagic starts the .go.buildinfo section (debug/buildinfo).
+const buildInfoMagic = "\xff Go buildinf:"
+
+// goMinor returns the minor number of the Go release that built f, from
+// the version string in its build information, as Go 1.18 and later
+// write it there (a length-prefixed string at offset 32); a development
+// version counts as the newest.
+func goMinor(f *elfrel.File) (int, bool) {
+	i := f.Section(".go.buildinfo")
+	if i < 0 {
+		return 0, false
+	}
+	data, err := f.SectionData(i)
+	if err != nil || len(data) < 32 || string(data[:len(buildInfoMagic)]) != buildInfoMagic || data[15]&2 == 0 {
+		return 0, false
+	}
+	n, k := binary.Uvarint(data[32:])
+	if k <= 0 || n > uint64(len(data)-32-k) {
+		return 0, false
+	}
+	v := string(data[32+k : 32+k+int(n)])
+	if strings.HasPrefix(v, "devel") {
+		return 1 << 30, true
+	}
+	rest, ok := strings.CutPrefix(v, "go1.")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	minor, err := strconv.Atoi(rest[:end])
+	return minor, err == nil
 }

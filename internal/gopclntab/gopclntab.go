@@ -6,8 +6,9 @@
 // such a binary's addresses still get their functions, files, lines and
 // inline frames, as the Go runtime itself prints them in a panic.
 //
-// The format is the one of Go 1.20 and later (magic 0xfffffff1), as the
-// runtime reads it (runtime/symtab.go, runtime/symtabinl.go). Package
+// The formats are those of Go 1.18 and later (magics 0xfffffff0 and
+// 0xfffffff1), as the runtime reads them (runtime/symtab.go,
+// runtime/symtabinl.go). Package
 // debug/gosym reads the same table but not the inlining tree, so for an
 // inlined call it names the caller with the callee's line; this package
 // gives the inline frames instead.
@@ -24,8 +25,31 @@ import (
 	"sort"
 )
 
-// magic120 starts the table of Go 1.20 and later (abi.Go120PCLnTabMagic).
-const magic120 = 0xfffffff1
+// Magics that start the tables of Go 1.20 and later, and of Go 1.18 and
+// 1.19 (abi.Go120PCLnTabMagic, abi.Go118PCLnTabMagic).
+const (
+	magic120 = 0xfffffff1
+	magic118 = 0xfffffff0
+)
+
+// A layout says where a format keeps what is read of its records.
+type layout struct {
+	funcSize  int // runtime._func up to its pcdata offsets
+	nfuncdata int // offset of _func.nfuncdata
+	startLine int // offset of _func.startLine; -1: none
+
+	callSize     int // one runtime.inlinedCall
+	callName     int // offset of its name's offset
+	callParentPc int // offset of its parentPc
+	callStart    int // offset of its startLine; -1: none
+}
+
+var (
+	layout120 = layout{funcSize: 44, nfuncdata: 43, startLine: 36, callSize: 16, callName: 4, callParentPc: 8, callStart: 12}
+	// Go 1.18 and 1.19 have no start lines; an inlinedCall is
+	// {parent int16, funcID, _ byte, file, line, func_, parentPc int32}.
+	layout118 = layout{funcSize: 40, nfuncdata: 39, startLine: -1, callSize: 20, callName: 12, callParentPc: 16, callStart: -1}
+)
 
 // Indexes of the per-function tables the inlining tree needs
 // (internal/abi: PCDATA_InlTreeIndex, FUNCDATA_InlTree).
@@ -35,8 +59,6 @@ const (
 )
 
 const (
-	funcSize       = 44 // runtime._func up to its pcdata offsets
-	inlinedCallLen = 16 // runtime.inlinedCall
 	// maxInlineDepth bounds the walk up an inlining tree: the compiler
 	// inlines a few levels deep, a hostile tree could loop.
 	maxInlineDepth = 1000
@@ -64,13 +86,14 @@ type FormatError struct {
 
 func (e *FormatError) Error() string { return "gopclntab: " + e.Msg }
 
-// ErrVersion is returned for a table of a Go release before 1.20, whose
+// ErrVersion is returned for a table of a Go release before 1.18, whose
 // format this package does not read.
-var ErrVersion = errors.New("gopclntab: table of a Go release before 1.20")
+var ErrVersion = errors.New("gopclntab: table of a Go release before 1.18")
 
 // A Table answers queries on one binary's table. It is immutable and may
 // be used from any number of goroutines.
 type Table struct {
+	l       *layout
 	bo      binary.ByteOrder
 	quantum uint64 // instruction size unit of the pc deltas
 	text    uint64 // run-time address of the functions' entry offsets
@@ -87,6 +110,9 @@ type Table struct {
 // Header is what the table's header gives before the table is read: what
 // locating its other parts in a binary needs.
 type Header struct {
+	// Version is the first Go release of the table's format: 118 for
+	// Go 1.18 and 1.19, 120 for Go 1.20 and later.
+	Version   int
 	ByteOrder binary.ByteOrder
 	PtrSize   int
 	// TextStart is the run-time address of the code the entry offsets
@@ -103,18 +129,23 @@ func ParseHeader(data []byte) (Header, error) {
 		return Header{}, &FormatError{fmt.Sprintf("%d bytes, too short for a header", len(data))}
 	}
 	var h Header
+	le, be := binary.LittleEndian.Uint32(data), binary.BigEndian.Uint32(data)
 	switch {
-	case binary.LittleEndian.Uint32(data) == magic120:
+	case le == magic120 || le == magic118:
 		h.ByteOrder = binary.LittleEndian
-	case binary.BigEndian.Uint32(data) == magic120:
+	case be == magic120 || be == magic118:
 		h.ByteOrder = binary.BigEndian
 	default:
-		for _, m := range []uint32{0xfffffffb, 0xfffffffa, 0xfffffff0} {
+		for _, m := range []uint32{0xfffffffb, 0xfffffffa} {
 			if binary.LittleEndian.Uint32(data) == m || binary.BigEndian.Uint32(data) == m {
 				return Header{}, ErrVersion
 			}
 		}
 		return Header{}, &FormatError{fmt.Sprintf("unknown magic %#x", data[:4])}
+	}
+	h.Version = 120
+	if h.ByteOrder.Uint32(data) == magic118 {
+		h.Version = 118
 	}
 	if data[4] != 0 || data[5] != 0 {
 		return Header{}, &FormatError{"header padding is not zero"}
@@ -155,7 +186,11 @@ func New(data []byte, text uint64, gofunc []byte) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{bo: h.ByteOrder, quantum: uint64(data[6]), text: text, gofunc: gofunc}
+	l := &layout120
+	if h.Version == 118 {
+		l = &layout118
+	}
+	t := &Table{l: l, bo: h.ByteOrder, quantum: uint64(data[6]), text: text, gofunc: gofunc}
 	part := func(i int, what string) ([]byte, error) {
 		off := h.word(data, i)
 		if off > uint64(len(data)) {
@@ -223,7 +258,8 @@ func (t *Table) lookup(pc uint64) (fn, bool) {
 // record returns function i's record, checked to be whole.
 func (t *Table) record(i int) (fn, bool) {
 	funcoff := uint64(t.bo.Uint32(t.functab[8*i+4:]))
-	if funcoff > uint64(len(t.functab)) || uint64(len(t.functab))-funcoff < funcSize {
+	fsize := uint64(t.l.funcSize)
+	if funcoff > uint64(len(t.functab)) || uint64(len(t.functab))-funcoff < fsize {
 		return fn{}, false
 	}
 	f := fn{rec: t.functab[funcoff:], entry: uint64(t.entryOff(i)), end: uint64(t.entryOff(i + 1))}
@@ -231,22 +267,21 @@ func (t *Table) record(i int) (fn, bool) {
 		return fn{}, false
 	}
 	npcdata := uint64(t.bo.Uint32(f.rec[28:]))
-	nfuncdata := uint64(f.rec[43])
-	if need := funcSize + 4*(npcdata+nfuncdata); npcdata > 1<<20 || uint64(len(f.rec)) < need {
+	nfuncdata := uint64(f.rec[t.l.nfuncdata])
+	if need := fsize + 4*(npcdata+nfuncdata); npcdata > 1<<20 || uint64(len(f.rec)) < need {
 		return fn{}, false
 	}
 	return f, true
 }
 
-// Fields of a _func record, by byte offset.
+// Fields of a _func record, by byte offset, the same in every format
+// read (see layout for the others).
 const (
-	offNameOff   = 4
-	offPcfile    = 20
-	offPcln      = 24
-	offNpcdata   = 28
-	offCuOffset  = 32
-	offStartLine = 36
-	offNfuncdata = 43
+	offNameOff  = 4
+	offPcfile   = 20
+	offPcln     = 24
+	offNpcdata  = 28
+	offCuOffset = 32
 )
 
 func (t *Table) recU32(f fn, off int) uint32 { return t.bo.Uint32(f.rec[off:]) }
@@ -326,7 +361,7 @@ func (t *Table) inlIndex(f fn, pc uint64) int32 {
 	if pcdataInlTreeIndex >= npcdata {
 		return -1
 	}
-	ix, ok := t.pcvalue(f, t.recU32(f, funcSize+4*pcdataInlTreeIndex), pc)
+	ix, ok := t.pcvalue(f, t.recU32(f, t.l.funcSize+4*pcdataInlTreeIndex), pc)
 	if !ok {
 		return -1
 	}
@@ -336,10 +371,10 @@ func (t *Table) inlIndex(f fn, pc uint64) int32 {
 // inlTree returns f's inlining tree, nil if it has none or it is
 // unknown, and whether f has one.
 func (t *Table) inlTree(f fn) ([]byte, bool) {
-	if uint32(f.rec[offNfuncdata]) <= funcdataInlTree {
+	if uint32(f.rec[t.l.nfuncdata]) <= funcdataInlTree {
 		return nil, false
 	}
-	off := t.recU32(f, funcSize+4*int(t.recU32(f, offNpcdata))+4*funcdataInlTree)
+	off := t.recU32(f, t.l.funcSize+4*int(t.recU32(f, offNpcdata))+4*funcdataInlTree)
 	if off == ^uint32(0) {
 		return nil, false
 	}
@@ -368,12 +403,21 @@ func (t *Table) AppendFrames(dst []Frame, pc uint64) []Frame {
 		return dst
 	}
 	off := pc - t.text
-	if _, ok := t.pcvalue(f, t.recU32(f, offPcln), off); !ok {
+	outer := Frame{Func: t.name(t.recU32(f, offNameOff))}
+	pcln := t.recU32(f, offPcln)
+	if pcln == 0 {
+		// A function the table names without lines: C code that cgo
+		// linked in.
+		return append(dst, outer)
+	}
+	if _, ok := t.pcvalue(f, pcln, off); !ok {
 		// Past the function's line table: the padding before the next
 		// function, which has no code of its own.
 		return dst
 	}
-	outer := Frame{Func: t.name(t.recU32(f, offNameOff)), StartLine: int(int32(t.recU32(f, offStartLine)))}
+	if t.l.startLine >= 0 {
+		outer.StartLine = int(int32(t.recU32(f, t.l.startLine)))
+	}
 	ix := t.inlIndex(f, off)
 	if ix < 0 {
 		outer.File, outer.Line = t.fileLine(f, off)
@@ -387,18 +431,19 @@ func (t *Table) AppendFrames(dst []Frame, pc uint64) []Frame {
 	}
 	start := len(dst)
 	for depth := 0; ix >= 0; depth++ {
-		e := uint64(ix) * inlinedCallLen
-		if depth == maxInlineDepth || e > uint64(len(tree)) || uint64(len(tree))-e < inlinedCallLen {
+		size := uint64(t.l.callSize)
+		e := uint64(ix) * size
+		if depth == maxInlineDepth || e > uint64(len(tree)) || uint64(len(tree))-e < size {
 			return append(dst[:start], outer)
 		}
 		call := tree[e:]
-		fr := Frame{
-			Func:      t.name(t.bo.Uint32(call[4:])),
-			StartLine: int(int32(t.bo.Uint32(call[12:]))),
+		fr := Frame{Func: t.name(t.bo.Uint32(call[t.l.callName:]))}
+		if t.l.callStart >= 0 {
+			fr.StartLine = int(int32(t.bo.Uint32(call[t.l.callStart:])))
 		}
 		fr.File, fr.Line = t.fileLine(f, off)
 		dst = append(dst, fr)
-		parent := int64(int32(t.bo.Uint32(call[8:])))
+		parent := int64(int32(t.bo.Uint32(call[t.l.callParentPc:])))
 		if parent < 0 || uint64(parent) >= f.end-f.entry {
 			return append(dst[:start], outer)
 		}

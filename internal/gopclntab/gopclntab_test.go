@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -23,6 +24,10 @@ import (
 //	  [0x30, 0x40) line 12
 //	[0x40, 0x60) main.other, main.go, from line 20; its lines end at
 //	  0x58: the rest is padding.
+//	[0x60, 0x70) _cgo_f, C code cgo linked in: a name without lines.
+//
+// The table is written in the format of Go 1.20 and later, or of Go 1.18
+// and 1.19 (no start lines, another inlinedCall).
 const textAddr = 0x401000
 
 type rng struct {
@@ -73,14 +78,16 @@ var testFuncs = []testFunc{
 		pcfile: []rng{{0, 0x58}},
 		pcln:   []rng{{21, 0x50}, {22, 0x58}},
 	},
+	{name: "_cgo_f", entry: 0x60, end: 0x70},
 }
 
 var testFiles = []string{"main.go", "inl.go"}
 
-// buildTable returns a table of funcs for a 64-bit little-endian binary,
-// its header's text start zero (as from Go 1.26), and the go:func.* data
-// holding the inlining trees.
-func buildTable(funcs []testFunc) (table, gofunc []byte) {
+// buildTable returns a table of funcs in the format of Go release
+// version (118 or 120) for a 64-bit little-endian binary, its header's
+// text start zero (as from Go 1.26), and the go:func.* data holding the
+// inlining trees.
+func buildTable(funcs []testFunc, version int) (table, gofunc []byte) {
 	bo := binary.LittleEndian
 	const ptrSize = 8
 	var names, cutab, filetab, pctab []byte
@@ -106,7 +113,11 @@ func buildTable(funcs []testFunc) (table, gofunc []byte) {
 	var recs [][]byte
 	for _, f := range funcs {
 		var rec []byte
-		for _, v := range []uint32{f.entry, nameOff(f.name), 0, 0, 0, pcOff(f.entry, f.pcfile), pcOff(f.entry, f.pcln), 3, 0, uint32(f.startLine)} {
+		fields := []uint32{f.entry, nameOff(f.name), 0, 0, 0, pcOff(f.entry, f.pcfile), pcOff(f.entry, f.pcln), 3, 0, uint32(f.startLine)}
+		if version == 118 {
+			fields = fields[:9]
+		}
+		for _, v := range fields {
 			rec = bo.AppendUint32(rec, v)
 		}
 		rec = append(rec, 0, 0, 0, 4) // funcID, flag, pad, nfuncdata
@@ -121,6 +132,13 @@ func buildTable(funcs []testFunc) (table, gofunc []byte) {
 		} else {
 			rec = bo.AppendUint32(rec, uint32(len(gofunc)))
 			for _, c := range f.tree {
+				if version == 118 {
+					// parent, funcID, pad, file, line: not read
+					gofunc = append(gofunc, make([]byte, 12)...)
+					gofunc = bo.AppendUint32(gofunc, nameOff(c.name))
+					gofunc = bo.AppendUint32(gofunc, uint32(c.parentPc))
+					continue
+				}
 				gofunc = append(gofunc, 0, 0, 0, 0)
 				gofunc = bo.AppendUint32(gofunc, nameOff(c.name))
 				gofunc = bo.AppendUint32(gofunc, uint32(c.parentPc))
@@ -141,7 +159,11 @@ func buildTable(funcs []testFunc) (table, gofunc []byte) {
 	for _, r := range recs {
 		functab = append(functab, r...)
 	}
-	header := bo.AppendUint32(nil, magic120)
+	magic := uint32(magic120)
+	if version == 118 {
+		magic = magic118
+	}
+	header := bo.AppendUint32(nil, magic)
 	header = append(header, 0, 0, 1, ptrSize)
 	off := uint64(8 + 8*ptrSize)
 	words := []uint64{uint64(len(funcs)), uint64(len(testFiles)), 0}
@@ -178,33 +200,50 @@ var frameTests = []struct {
 	{textAddr + 0x40, []Frame{{"main.other", "main.go", 21, 20}}},
 	{textAddr + 0x57, []Frame{{"main.other", "main.go", 22, 20}}},
 	{textAddr + 0x58, nil}, // padding
-	{textAddr + 0x60, nil},
+	{textAddr + 0x60, []Frame{{Func: "_cgo_f"}}},
+	{textAddr + 0x70, nil},
+}
+
+// withoutStartLines returns frames as a Go 1.18 table gives them.
+func withoutStartLines(frames []Frame) []Frame {
+	var out []Frame
+	for _, f := range frames {
+		f.StartLine = 0
+		out = append(out, f)
+	}
+	return out
 }
 
 func TestFrames(t *testing.T) {
-	table, gofunc := buildTable(testFuncs)
-	tab, err := New(table, textAddr, gofunc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tab.Inlining() {
-		t.Error("Inlining() = false with go:func.* given")
-	}
-	for _, tt := range frameTests {
-		if got := tab.Frames(tt.pc); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Frames(%#x) = %+v, want %+v", tt.pc, got, tt.want)
+	for _, version := range []int{120, 118} {
+		table, gofunc := buildTable(testFuncs, version)
+		tab, err := New(table, textAddr, gofunc)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	want := []Func{{"main.outer", textAddr, textAddr + 0x40}, {"main.other", textAddr + 0x40, textAddr + 0x60}}
-	if got := tab.Funcs(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Funcs() = %+v, want %+v", got, want)
+		if !tab.Inlining() {
+			t.Error("Inlining() = false with go:func.* given")
+		}
+		for _, tt := range frameTests {
+			want := tt.want
+			if version == 118 {
+				want = withoutStartLines(want)
+			}
+			if got := tab.Frames(tt.pc); !reflect.DeepEqual(got, want) {
+				t.Errorf("Go %d format: Frames(%#x) = %+v, want %+v", version, tt.pc, got, want)
+			}
+		}
+		want := []Func{{"main.outer", textAddr, textAddr + 0x40}, {"main.other", textAddr + 0x40, textAddr + 0x60}, {"_cgo_f", textAddr + 0x60, textAddr + 0x70}}
+		if got := tab.Funcs(); !reflect.DeepEqual(got, want) {
+			t.Errorf("Go %d format: Funcs() = %+v, want %+v", version, got, want)
+		}
 	}
 }
 
 // Without go:func.*, inlined code gets the function it is in, without a
 // line (its line is the callee's).
 func TestFramesWithoutTrees(t *testing.T) {
-	table, _ := buildTable(testFuncs)
+	table, _ := buildTable(testFuncs, 120)
 	tab, err := New(table, textAddr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -224,10 +263,10 @@ func TestFramesWithoutTrees(t *testing.T) {
 }
 
 func TestParseHeaderErrors(t *testing.T) {
-	table, _ := buildTable(testFuncs)
-	old := append([]byte{0xf0, 0xff, 0xff, 0xff}, table[4:]...) // Go 1.18
+	table, _ := buildTable(testFuncs, 120)
+	old := append([]byte{0xfa, 0xff, 0xff, 0xff}, table[4:]...) // Go 1.16
 	if _, err := New(old, textAddr, nil); !errors.Is(err, ErrVersion) {
-		t.Errorf("Go 1.18 table: %v, want ErrVersion", err)
+		t.Errorf("Go 1.16 table: %v, want ErrVersion", err)
 	}
 	for _, tt := range []struct {
 		name string
@@ -259,7 +298,7 @@ func TestParseHeaderErrors(t *testing.T) {
 // Every prefix and every single-byte change of a table gives an error or
 // answers, never a panic or a loop.
 func TestDamagedTables(t *testing.T) {
-	table, gofunc := buildTable(testFuncs)
+	table, gofunc := buildTable(testFuncs, 120)
 	query := func(data, gofunc []byte) {
 		tab, err := New(data, textAddr, gofunc)
 		if err != nil {
@@ -290,7 +329,7 @@ func TestDamagedTables(t *testing.T) {
 func TestInliningCycle(t *testing.T) {
 	funcs := append([]testFunc{}, testFuncs...)
 	funcs[0].tree = []inlCall{{"main.mid", 0x18, 4}, {"main.leaf", 0x28, 2}}
-	table, gofunc := buildTable(funcs)
+	table, gofunc := buildTable(funcs, 120)
 	tab, err := New(table, textAddr, gofunc)
 	if err != nil {
 		t.Fatal(err)
@@ -301,14 +340,22 @@ func TestInliningCycle(t *testing.T) {
 	}
 }
 
+// goBinary describes a Go-like executable for goELF.
+type goBinary struct {
+	goVersion string // in .go.buildinfo, if not ""
+	pie       bool   // module data pointers in relocations only
+	module    string // the section holding the module data
+}
+
 // goELF lays out a Go-like executable holding the table of testFuncs,
-// with go:func.* after the table in .gopclntab (as Go 1.26 puts it) and
-// the runtime's module data in .go.module, its pointers in the file or,
-// if pie, in R_X86_64_RELATIVE relocations only.
-func goELF(t testing.TB, pie bool, module string) *elfrel.File {
+// in the format of Go 1.20 and later, or, if b.goVersion is before
+// go1.20, of Go 1.18; go:func.* after the table in .gopclntab (as Go 1.26
+// puts it) and the runtime's module data in b.module, its pointers in
+// the file or in R_X86_64_RELATIVE relocations.
+func goELF(t testing.TB, b goBinary) *elfrel.File {
 	t.Helper()
-	b := goELFBytes(pie, module)
-	f, err := elfrel.NewFile(bytes.NewReader(b), int64(len(b)), "go-test")
+	data := goELFBytes(b)
+	f, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "go-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,34 +363,47 @@ func goELF(t testing.TB, pie bool, module string) *elfrel.File {
 }
 
 // goELFBytes lays out the file goELF opens.
-func goELFBytes(pie bool, module string) []byte {
-	table, gofunc := buildTable(testFuncs)
+func goELFBytes(b goBinary) []byte {
+	version, layout := 120, module120
+	if b.goVersion == "go1.18.10" || b.goVersion == "go1.19.8" {
+		version, layout = 118, module119
+	}
+	table, gofunc := buildTable(testFuncs, version)
 	const pcln, noptr, mod = 0x402000, 0x404000, 0x405000
 	bo := binary.LittleEndian
-	md := make([]uint64, mdWords)
+	md := make([]uint64, layout.words)
 	md[0] = pcln
 	md[mdFuncnametab] = pcln + bo.Uint64(table[8+3*8:])
 	md[mdText] = textAddr
 	md[mdNoptrdata] = noptr
-	md[mdTypes], md[mdEtypes] = 0x403000, 0x403100
-	md[mdGofunc] = pcln + uint64(len(table))
+	md[layout.types], md[layout.etypes] = 0x403000, 0x403100
+	md[layout.gofunc] = pcln + uint64(len(table))
 	data := make([]byte, 8*len(md))
 	var relocs []elftest.Rela
 	for i, w := range md {
-		if pie && w > 0x1000 {
+		if b.pie && w > 0x1000 {
 			relocs = append(relocs, elftest.Rela{Off: mod + uint64(8*i), Type: uint32(elf.R_X86_64_RELATIVE), Addend: int64(w)})
 			continue
 		}
 		bo.PutUint64(data[8*i:], w)
 	}
 	secs := []elftest.Section{
-		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: make([]byte, 0x60)},
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: make([]byte, 0x70)},
 		{Name: ".gopclntab", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addr: pcln, Data: append(table, gofunc...)},
 		{Name: ".noptrdata", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: noptr, Data: make([]byte, 64)},
-		{Name: module, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: mod, Data: data},
+		{Name: b.module, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: mod, Data: data},
+	}
+	if b.goVersion != "" {
+		// debug/buildinfo's layout: magic, pointer size, flags (2: the
+		// strings inline), then at 32 the version, length first.
+		info := append([]byte(buildInfoMagic), 8, 2)
+		info = append(info, make([]byte, 32-len(info))...)
+		info = binary.AppendUvarint(info, uint64(len(b.goVersion)))
+		info = append(info, b.goVersion...)
+		secs = append(secs, elftest.Section{Name: ".go.buildinfo", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: 0x407000, Data: append(info, 0)})
 	}
 	typ := elf.ET_EXEC
-	if pie {
+	if b.pie {
 		typ = elf.ET_DYN
 		secs = append(secs, elftest.Section{Name: ".rela", Type: elf.SHT_RELA, Flags: elf.SHF_ALLOC, Addr: 0x406000, Data: elftest.RelaData(bo, relocs)})
 	}
@@ -352,25 +412,36 @@ func goELFBytes(pie bool, module string) []byte {
 
 func TestOpenELF(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		pie    bool
-		module string
+		name     string
+		b        goBinary
+		inlining bool
 	}{
-		{"Go 1.26 .go.module", false, ".go.module"},
-		{"PIE, pointers in relocations", true, ".go.module"},
-		{"module data in .data", false, ".data"},
+		{"Go 1.26 .go.module", goBinary{"go1.26.8", false, ".go.module"}, true},
+		{"PIE, pointers in relocations", goBinary{"", true, ".go.module"}, true},
+		{"module data in .data", goBinary{"", false, ".data"}, true},
+		{"Go 1.19 .noptrdata", goBinary{"go1.19.8", false, ".noptrdata"}, true},
+		{"Go 1.19 PIE", goBinary{"go1.19.8", true, ".noptrdata"}, true},
+		// Go 1.18's function data are pointers: no inlining trees.
+		{"Go 1.18", goBinary{"go1.18.10", false, ".noptrdata"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tab, err := OpenELF(goELF(t, tt.pie, tt.module))
+			tab, err := OpenELF(goELF(t, tt.b))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tab.Inlining() {
-				t.Fatal("module data not found")
+			if tab.Inlining() != tt.inlining {
+				t.Fatalf("Inlining() = %v, want %v", tab.Inlining(), tt.inlining)
 			}
 			for _, ft := range frameTests {
-				if got := tab.Frames(ft.pc); !reflect.DeepEqual(got, ft.want) {
-					t.Errorf("Frames(%#x) = %+v, want %+v", ft.pc, got, ft.want)
+				want := ft.want
+				if strings.HasPrefix(tt.b.goVersion, "go1.1") {
+					want = withoutStartLines(want)
+				}
+				if !tt.inlining && len(want) > 1 {
+					want = []Frame{{Func: want[len(want)-1].Func}}
+				}
+				if got := tab.Frames(ft.pc); !reflect.DeepEqual(got, want) {
+					t.Errorf("Frames(%#x) = %+v, want %+v", ft.pc, got, want)
 				}
 			}
 		})
@@ -388,7 +459,7 @@ func TestOpenELF(t *testing.T) {
 // FuzzTable reads arbitrary tables and asks for the frames of addresses
 // and the functions: no input may panic or hang.
 func FuzzTable(f *testing.F) {
-	table, gofunc := buildTable(testFuncs)
+	table, gofunc := buildTable(testFuncs, 120)
 	f.Add(table, gofunc, uint64(0x20))
 	f.Add(table[:100], gofunc, uint64(0x10))
 	f.Fuzz(func(t *testing.T, data, gofunc []byte, pc uint64) {
@@ -408,7 +479,8 @@ func FuzzTable(f *testing.F) {
 // frames of addresses: no input may panic or hang.
 func FuzzOpenELF(f *testing.F) {
 	for _, pie := range []bool{false, true} {
-		f.Add(goELFBytes(pie, ".go.module"), uint64(0x20))
+		f.Add(goELFBytes(goBinary{"go1.26.8", pie, ".go.module"}), uint64(0x20))
+		f.Add(goELFBytes(goBinary{"go1.19.8", pie, ".noptrdata"}), uint64(0x20))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, pc uint64) {
 		ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz")
