@@ -40,13 +40,14 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
 # DWARF 5), and for its test of other containers: g++-multilib
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
-# for macOS by clang 19), dwz for its supplementary files and elfutils'
-# debuginfod server.
+# for macOS by clang 19), dwz for its supplementary files, elfutils'
+# debuginfod server, and Debian's Go 1.19 (its stripped go command, and
+# Go 1.19's format of the Go runtime's function table).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
   libc6-dbg libstdc++6-12-dbg rustc-web
-  g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod
+  g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev
   openjdk-17-jdk-headless linux-perf
   google-perftools libgoogle-perftools-dev
@@ -129,6 +130,7 @@ show rustc --version
 show llvm-dwp-19 --version
 show dwz --version
 show debuginfod --version
+show /usr/lib/go-1.19/bin/go version
 show chromium --version
 show node --version
 show npm --version

@@ -2,6 +2,7 @@ package objtool
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,39 +42,62 @@ import (
 //   - "no start line": DWARF has no start line for assembly functions,
 //     compiler-generated wrappers and a few runtime functions, the table
 //     has one;
-//   - "no code": a marker symbol such as go:textfipsstart has a DWARF
-//     entry but no line table: the table gives no frame.
+//   - "[...]": Go 1.19's table (and runtime) writes a generic function's
+//     type arguments as "[...]", DWARF has them in full (here main.*
+//     too);
+//   - "no code": a marker symbol such as go:textfipsstart has no code,
+//     a DWARF entry with line 0, and no lines in the table, which names
+//     it alone, up to the next function.
 //
 // riscv64 is not compared: there the Go linker's DWARF line table and
-// its own table disagree about some lines of the runtime.
+// its own table disagree about some lines of the runtime. Neither are the
+// runtime and standard library of Go 1.19 (Debian 12's Go, whose format
+// and module data differ from 1.20's), for the same reason; its build
+// of the program is.
 func TestGoTableSameAsDWARF(t *testing.T) {
 	testenv.Tool(t, "gcc", "gcc") // the system linker, for -linkmode=external
 	dir := t.TempDir()
 	src := "testdata/goinline.go.txt"
-	strip := testenv.Tool(t, fmt.Sprintf("llvm-strip-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM)) // of every machine
-	stripped := func(bin string) string {
-		testenv.Run(t, dir, strip, "-o", bin+".stripped", bin)
+	// GNU strip for x86-64; llvm-strip for the others (it garbles the
+	// section names of Go 1.19's binaries).
+	strip := testenv.Tool(t, "strip", "binutils")
+	llvmStrip := testenv.Tool(t, fmt.Sprintf("llvm-strip-%d", oracleLLVM), fmt.Sprintf("llvm-%d", oracleLLVM))
+	stripped := func(bin string, cross bool) string {
+		tool := strip
+		if cross {
+			tool = llvmStrip
+		}
+		testenv.Run(t, dir, tool, "-o", bin+".stripped", bin)
 		return bin + ".stripped"
 	}
-	type pair struct{ name, dwarf, bare string }
+	if _, err := os.Stat(go119 + "/bin/go"); err != nil {
+		testenv.Missing(t, "Go 1.19", "apt-get install golang-1.19-go")
+	}
+	type pair struct {
+		name, dwarf, bare string
+		mainOnly          bool // compare main.* only
+	}
 	var pairs []pair
 	for _, b := range []struct {
-		name string
-		env  []string
-		args []string
+		name  string
+		gocmd string
+		env   []string
+		args  []string
 	}{
-		{"executable", nil, nil},
-		{"PIE", nil, []string{"-buildmode=pie"}},
-		{"system linker", nil, []string{"-ldflags=-linkmode=external"}},
-		{"arm64", []string{"GOARCH=arm64", "CGO_ENABLED=0"}, nil},
-		{"ppc64 (big-endian)", []string{"GOARCH=ppc64", "CGO_ENABLED=0"}, nil},
+		{"executable", "go", nil, nil},
+		{"PIE", "go", nil, []string{"-buildmode=pie"}},
+		{"system linker", "go", nil, []string{"-ldflags=-linkmode=external"}},
+		{"arm64", "go", []string{"GOARCH=arm64", "CGO_ENABLED=0"}, nil},
+		{"ppc64 (big-endian)", "go", []string{"GOARCH=ppc64", "CGO_ENABLED=0"}, nil},
+		{"Go 1.19", go119 + "/bin/go", []string{"GOROOT=" + go119, "GOTOOLCHAIN=local"}, nil},
 	} {
 		name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(b.name)
-		bin := goBuild(t, dir, src, name, b.env, b.args...)
-		pairs = append(pairs, pair{b.name + ", stripped", bin, stripped(bin)})
+		bin := goBuild(t, dir, b.gocmd, src, name, b.env, b.args...)
+		mainOnly := b.gocmd != "go"
+		pairs = append(pairs, pair{b.name + ", stripped", bin, stripped(bin, b.env != nil && b.gocmd == "go"), mainOnly})
 		if b.args == nil {
-			sw := goBuild(t, dir, src, name+"-sw", b.env, "-ldflags=-s -w")
-			pairs = append(pairs, pair{b.name + ", -ldflags=-s -w", bin, sw})
+			sw := goBuild(t, dir, b.gocmd, src, name+"-sw", b.env, "-ldflags=-s -w")
+			pairs = append(pairs, pair{b.name + ", -ldflags=-s -w", bin, sw, mainOnly})
 		}
 	}
 	var warned []string
@@ -114,6 +138,8 @@ func TestGoTableSameAsDWARF(t *testing.T) {
 				if isMain {
 					mainFuncs++
 					checkGoSymbol(t, withDWARF, bare, fn)
+				} else if p.mainOnly {
+					continue
 				}
 				for a := fn.Entry; a < fn.End; a++ {
 					want, err1 := withDWARF.SourceLine(a)
@@ -153,6 +179,9 @@ func TestGoTableSameAsDWARF(t *testing.T) {
 	t.Logf("%d addresses compared, %d with inline frames", total, inlined)
 }
 
+// go119 is where Debian 12's golang-1.19-go installs Go 1.19.
+const go119 = "/usr/lib/go-1.19"
+
 // goFramesClass reports whether the frames got from a Go binary's table
 // agree with want from its DWARF, and if they differ in a known way
 // (see TestGoTableSameAsDWARF), which; in main.* they must be equal.
@@ -166,10 +195,28 @@ func goFramesClass(got, want []gdriver.Frame, isMain bool) (string, bool) {
 	if fmt.Sprint(got) == fmt.Sprint(want) {
 		return "", true
 	}
+	if len(got) == len(want) {
+		// Go 1.19's table writes a generic function's type arguments as
+		// "[...]", as its runtime prints them.
+		elided := false
+		for i := range got {
+			g, w := got[i], want[i]
+			if sameElided(g.Func, w.Func) {
+				elided, w.Func = true, g.Func
+			}
+			if g != w {
+				elided = false
+				break
+			}
+		}
+		if elided {
+			return "[...]", true
+		}
+	}
 	if isMain {
 		return "", false
 	}
-	if len(got) == 0 && len(want) == 1 && want[0].Line == 0 {
+	if len(got) == 1 && got[0].File == "" && got[0].Line == 0 && (len(want) == 0 || len(want) == 1 && want[0].Func == got[0].Func && want[0].Line == 0) {
 		return "no code", true
 	}
 	if len(got) != len(want) {
@@ -200,6 +247,13 @@ func goFramesClass(got, want []gdriver.Frame, isMain bool) (string, bool) {
 	return class, true
 }
 
+// sameElided reports whether name, with its type arguments written
+// "[...]", is the name full.
+func sameElided(name, full string) bool {
+	prefix, suffix, ok := strings.Cut(name, "[...]")
+	return ok && len(full) > len(prefix)+len(suffix)+1 && strings.HasPrefix(full, prefix+"[") && strings.HasSuffix(full, "]"+suffix)
+}
+
 // checkGoSymbol checks that Symbols on the binary without a symbol
 // table finds fn where the binary with one has it.
 func checkGoSymbol(t *testing.T, withSyms, bare gdriver.ObjFile, fn gopclntab.Func) {
@@ -207,6 +261,16 @@ func checkGoSymbol(t *testing.T, withSyms, bare gdriver.ObjFile, fn gopclntab.Fu
 	rx := regexp.MustCompile("^" + regexp.QuoteMeta(fn.Name) + "$")
 	want, err1 := withSyms.Symbols(rx, 0)
 	got, err2 := bare.Symbols(rx, 0)
+	if strings.Contains(fn.Name, "[...]") {
+		// Go 1.19's name for it is not the symbol's, and may be that of
+		// other instances: look both up by address.
+		none := regexp.MustCompile(`$^`)
+		want, err1 = withSyms.Symbols(none, fn.Entry)
+		got, err2 = bare.Symbols(none, fn.Entry)
+		if len(want) == 1 && len(want[0].Name) == 1 && sameElided(fn.Name, want[0].Name[0]) {
+			want[0].Name = []string{fn.Name}
+		}
+	}
 	if err1 != nil || err2 != nil || len(got) != 1 || len(want) != 1 || fmt.Sprint(got[0].Name, got[0].Start, got[0].End) != fmt.Sprint(want[0].Name, want[0].Start, want[0].End) {
 		t.Errorf("Symbols(%s): got %v (%v), want %v (%v)", rx, symList(got), err2, symList(want), err1)
 	}
@@ -218,4 +282,70 @@ func symList(syms []*gdriver.Sym) []string {
 		out = append(out, fmt.Sprintf("%s %s [%#x, %#x)", filepath.Base(s.File), s.Name, s.Start, s.End))
 	}
 	return out
+}
+
+// TestDistributionGoBinary reads a Go binary as a distribution ships it:
+// Debian 12's go command (Go 1.19, cgo, stripped of its symbol table and
+// DWARF). Every function of its table gets, at its entry, frames whose
+// outermost is that function, with a file and line but for the few C
+// functions cgo linked in (their names only); inline frames are found
+// across its code; Symbols finds functions by name.
+func TestDistributionGoBinary(t *testing.T) {
+	bin := go119 + "/bin/go"
+	if _, err := os.Stat(bin); err != nil {
+		testenv.Missing(t, "Debian's Go 1.19", "apt-get install golang-1.19-go")
+	}
+	f, err := elfrel.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Section(".debug_info") >= 0 || f.HasSymbols() {
+		t.Fatalf("%s has DWARF or a symbol table: not a stripped binary", bin)
+	}
+	g, err := gopclntab.OpenELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	tool := New(Options{DebugDirs: []string{t.TempDir()}, Warn: func(msg string) { warned = append(warned, msg) }})
+	defer tool.Close()
+	of, err := tool.Open(bin, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs, cFuncs, addrs, inlined := 0, 0, 0, 0
+	for _, fn := range g.Funcs() {
+		frames, err := of.SourceLine(fn.Entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs++
+		outer := frames[len(frames)-1]
+		switch {
+		case outer.Func != fn.Name:
+			t.Errorf("%#x: outermost frame %+v, want function %s", fn.Entry, outer, fn.Name)
+		case len(frames) == 1 && frames[0] == (gdriver.Frame{Func: fn.Name}):
+			cFuncs++ // C code: its name only
+		case frames[0].File == "" || frames[0].Line == 0:
+			t.Errorf("%#x: no line: %+v", fn.Entry, frames)
+		}
+		for a := fn.Entry; a < fn.End; a += 16 {
+			addrs++
+			if frames, _ := of.SourceLine(a); len(frames) > 1 {
+				inlined++
+			}
+		}
+	}
+	if funcs < 10000 || cFuncs == 0 || cFuncs > 100 || inlined < addrs/10 {
+		t.Errorf("%d functions, %d of them C; %d of %d addresses with inline frames", funcs, cFuncs, inlined, addrs)
+	}
+	syms, err := of.Symbols(regexp.MustCompile(`^cmd/go/internal/work\.\(\*Builder\)\.Do$`), 0)
+	if err != nil || len(syms) != 1 {
+		t.Errorf("Symbols: %v, %v", symList(syms), err)
+	}
+	if len(warned) > 0 {
+		t.Errorf("warnings: %q", warned)
+	}
+	t.Logf("%d functions (%d C), %d of %d addresses with inline frames", funcs, cFuncs, inlined, addrs)
 }
