@@ -77,7 +77,9 @@ func OpenELF(f *elfrel.File) (*Table, error) {
 	var gofunc []byte
 	md, found := findModuledata(f, h, sec.Addr, layout)
 	if found {
-		text = md[mdText]
+		if inCode(f, md[mdText]) {
+			text = md[mdText]
+		}
 		if g := md[layout.gofunc]; g >= sec.Addr && g-sec.Addr <= uint64(len(data)) {
 			gofunc = data[g-sec.Addr:]
 		} else if gofunc, err = dataAt(f, g); err != nil {
@@ -85,6 +87,16 @@ func OpenELF(f *elfrel.File) (*Table, error) {
 		}
 	}
 	return New(data, text, gofunc)
+}
+
+// inCode reports whether addr is in an executable section of f.
+func inCode(f *elfrel.File, addr uint64) bool {
+	for k := range f.Sections {
+		if s := &f.Sections[k]; s.Executable() && addr >= s.Addr && addr-s.Addr < s.Size {
+			return true
+		}
+	}
+	return false
 }
 
 // dataAt returns the contents of the loaded section of f holding addr,
@@ -110,7 +122,7 @@ func dataAt(f *elfrel.File, addr uint64) ([]byte, error) {
 // findModuledata returns the words of the runtime's first moduledata,
 // whose first word points to the table at pcln and whose second (its
 // funcnametab slice) to the function names, and which holds the start of
-// .noptrdata and a types range where Go 1.20 and later put them.
+// .noptrdata and a types range where layout puts them.
 func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) ([]uint64, bool) {
 	ps := uint64(h.PtrSize)
 	want := pcln + h.FuncnameOffset
@@ -128,6 +140,7 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) 
 			order = append(order, k)
 		}
 	}
+	relocs := relativeRelocs(f)
 	for _, k := range order {
 		s := &f.Sections[k]
 		if s.Flags&(elf.SHF_ALLOC|elf.SHF_WRITE) != elf.SHF_ALLOC|elf.SHF_WRITE || s.Type != elf.SHT_PROGBITS {
@@ -137,7 +150,10 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) 
 		if err != nil {
 			continue
 		}
-		rel := relativeRelocs(f, s.Addr, s.Addr+uint64(len(data)))
+		// The relocations of the section's words.
+		lo := sort.Search(len(relocs), func(i int) bool { return relocs[i].off >= s.Addr })
+		hi := sort.Search(len(relocs), func(i int) bool { return relocs[i].off >= s.Addr+uint64(len(data)) })
+		rel := relocs[lo:hi]
 		word := func(addr uint64) uint64 {
 			if i := sort.Search(len(rel), func(i int) bool { return rel[i].off >= addr }); i < len(rel) && rel[i].off == addr {
 				return rel[i].addend
@@ -179,10 +195,10 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) 
 // load base plus addend.
 type reloc struct{ off, addend uint64 }
 
-// relativeRelocs returns the relative dynamic relocations of f whose
-// words are in [lo, hi), in address order: where a position-independent
-// binary keeps its pointers' values.
-func relativeRelocs(f *elfrel.File, lo, hi uint64) []reloc {
+// relativeRelocs returns the relative dynamic relocations of f, in
+// address order: where a position-independent binary keeps its pointers'
+// values.
+func relativeRelocs(f *elfrel.File) []reloc {
 	var typ uint32
 	switch f.Machine {
 	case elf.EM_X86_64:
@@ -215,7 +231,7 @@ func relativeRelocs(f *elfrel.File, lo, hi uint64) []reloc {
 		}
 		for p := 0; p+24 <= len(data); p += 24 {
 			off := f.ByteOrder.Uint64(data[p:])
-			if uint32(f.ByteOrder.Uint64(data[p+8:])) == typ && off >= lo && off < hi {
+			if uint32(f.ByteOrder.Uint64(data[p+8:])) == typ {
 				out = append(out, reloc{off, f.ByteOrder.Uint64(data[p+16:])})
 			}
 		}
