@@ -35,7 +35,60 @@ var (
 	module119 = moduleLayout{types: 35, etypes: 36, gofunc: 38, words: 39}
 )
 
-// OpenELF returns the table of the Go binary f (an executable or shared
+// A Binary is an ELF executable or shared library as Open reads it.
+type Binary struct {
+	Name      string // used in errors
+	Machine   elf.Machine
+	Class     elf.Class
+	ByteOrder binary.ByteOrder
+	Sections  []Section
+}
+
+// A Section is one section of a Binary.
+type Section struct {
+	Name       string
+	Type       elf.SectionType
+	Flags      elf.SectionFlag
+	Addr, Size uint64
+	Data       func() ([]byte, error) // its contents
+}
+
+// section returns the index of the first section called name, or -1.
+func (b *Binary) section(name string) int {
+	for k := range b.Sections {
+		if b.Sections[k].Name == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// ELFBinary returns the Binary of an ELF file read by package elfrel.
+func ELFBinary(f *elfrel.File) *Binary {
+	b := &Binary{Name: f.Name, Machine: f.Machine, Class: f.Class, ByteOrder: f.ByteOrder}
+	for k, s := range f.Sections {
+		b.Sections = append(b.Sections, Section{Name: s.Name, Type: s.Type, Flags: s.Flags, Addr: s.Addr, Size: s.Size,
+			Data: func() ([]byte, error) { return f.SectionData(k) }})
+	}
+	return b
+}
+
+// StdBinary returns the Binary of an ELF file read by package debug/elf:
+// 32-bit Go binaries, which package elfrel leaves to it.
+func StdBinary(name string, f *elf.File) *Binary {
+	b := &Binary{Name: name, Machine: f.Machine, Class: f.Class, ByteOrder: f.ByteOrder}
+	for _, s := range f.Sections {
+		b.Sections = append(b.Sections, Section{Name: s.Name, Type: s.Type, Flags: s.Flags, Addr: s.Addr, Size: s.Size, Data: s.Data})
+	}
+	return b
+}
+
+// OpenELF returns the table of the Go binary f, as Open does.
+func OpenELF(f *elfrel.File) (*Table, error) {
+	return Open(ELFBinary(f))
+}
+
+// Open returns the table of the Go binary b (an executable or shared
 // library), with what it needs from the runtime's module data: the
 // address the functions' entry offsets count from, and go:func.*, where
 // the inlining trees are. A stripped binary has no symbol for either, so
@@ -45,13 +98,13 @@ var (
 // whose function data are pointers, not offsets from go:func.*), the
 // table still gives functions, files and lines, without inline frames
 // (see [Table.Inlining]).
-func OpenELF(f *elfrel.File) (*Table, error) {
-	i := f.Section(".gopclntab")
+func Open(f *Binary) (*Table, error) {
+	i := f.section(".gopclntab")
 	if i < 0 {
 		return nil, ErrNoTable
 	}
 	sec := &f.Sections[i]
-	data, err := f.SectionData(i)
+	data, err := sec.Data()
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +114,7 @@ func OpenELF(f *elfrel.File) (*Table, error) {
 	}
 	text := h.TextStart
 	if text == 0 {
-		if j := f.Section(".text"); j >= 0 {
+		if j := f.section(".text"); j >= 0 {
 			text = f.Sections[j].Addr
 		}
 	}
@@ -90,9 +143,9 @@ func OpenELF(f *elfrel.File) (*Table, error) {
 }
 
 // inCode reports whether addr is in an executable section of f.
-func inCode(f *elfrel.File, addr uint64) bool {
+func inCode(f *Binary, addr uint64) bool {
 	for k := range f.Sections {
-		if s := &f.Sections[k]; s.Executable() && addr >= s.Addr && addr-s.Addr < s.Size {
+		if s := &f.Sections[k]; s.Flags&elf.SHF_EXECINSTR != 0 && addr >= s.Addr && addr-s.Addr < s.Size {
 			return true
 		}
 	}
@@ -101,13 +154,13 @@ func inCode(f *elfrel.File, addr uint64) bool {
 
 // dataAt returns the contents of the loaded section of f holding addr,
 // from addr on.
-func dataAt(f *elfrel.File, addr uint64) ([]byte, error) {
+func dataAt(f *Binary, addr uint64) ([]byte, error) {
 	for k := range f.Sections {
 		s := &f.Sections[k]
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < s.Addr || addr-s.Addr >= s.Size {
 			continue
 		}
-		d, err := f.SectionData(k)
+		d, err := s.Data()
 		if err != nil {
 			return nil, err
 		}
@@ -123,15 +176,15 @@ func dataAt(f *elfrel.File, addr uint64) ([]byte, error) {
 // whose first word points to the table at pcln and whose second (its
 // funcnametab slice) to the function names, and which holds the start of
 // .noptrdata and a types range where layout puts them.
-func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) ([]uint64, bool) {
+func findModuledata(f *Binary, h Header, pcln uint64, layout moduleLayout) ([]uint64, bool) {
 	ps := uint64(h.PtrSize)
 	want := pcln + h.FuncnameOffset
-	noptr := f.Section(".noptrdata")
+	noptr := f.section(".noptrdata")
 	// Go 1.26 puts it in its own section, releases before in .noptrdata;
 	// other data sections are looked through last.
 	var order []int
 	for _, name := range []string{".go.module", ".noptrdata"} {
-		if k := f.Section(name); k >= 0 {
+		if k := f.section(name); k >= 0 {
 			order = append(order, k)
 		}
 	}
@@ -146,7 +199,7 @@ func findModuledata(f *elfrel.File, h Header, pcln uint64, layout moduleLayout) 
 		if s.Flags&(elf.SHF_ALLOC|elf.SHF_WRITE) != elf.SHF_ALLOC|elf.SHF_WRITE || s.Type != elf.SHT_PROGBITS {
 			continue
 		}
-		data, err := f.SectionData(k)
+		data, err := s.Data()
 		if err != nil {
 			continue
 		}
@@ -198,7 +251,7 @@ type reloc struct{ off, addend uint64 }
 // relativeRelocs returns the relative dynamic relocations of f, in
 // address order: where a position-independent binary keeps its pointers'
 // values.
-func relativeRelocs(f *elfrel.File) []reloc {
+func relativeRelocs(f *Binary) []reloc {
 	var typ uint32
 	switch f.Machine {
 	case elf.EM_X86_64:
@@ -225,7 +278,7 @@ func relativeRelocs(f *elfrel.File) []reloc {
 		if s.Type != elf.SHT_RELA || s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
-		data, err := f.SectionData(k)
+		data, err := s.Data()
 		if err != nil {
 			continue
 		}
@@ -247,12 +300,12 @@ const buildInfoMagic = "\xff Go buildinf:"
 // the version string in its build information, as Go 1.18 and later
 // write it there (a length-prefixed string at offset 32); a development
 // version counts as the newest.
-func goMinor(f *elfrel.File) (int, bool) {
-	i := f.Section(".go.buildinfo")
+func goMinor(f *Binary) (int, bool) {
+	i := f.section(".go.buildinfo")
 	if i < 0 {
 		return 0, false
 	}
-	data, err := f.SectionData(i)
+	data, err := f.Sections[i].Data()
 	if err != nil || len(data) < 32 || string(data[:len(buildInfoMagic)]) != buildInfoMagic || data[15]&2 == 0 {
 		return 0, false
 	}

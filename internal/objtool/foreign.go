@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
@@ -49,6 +50,9 @@ type foreignBin struct {
 	elfType   elf.Type
 	progs     []elf.ProgHeader // ELF: every program header
 	textPH    *elf.ProgHeader  // ELF: the segment holding .text, or nil
+
+	goBin   *gopclntab.Binary // ELF: its sections, for a Go table
+	dynOnly bool              // ELF: syms are the dynamic symbols: it has no symbol table
 }
 
 // rawSection is one section of a foreign binary.
@@ -365,6 +369,7 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	if id, err := elfrel.StdBuildID(f); err == nil && id != nil {
 		b.buildID = fmt.Sprintf("%x", id)
 	}
+	b.goBin = gopclntab.StdBinary(path, f)
 	if b.dwarf[".debug_info"].size == 0 {
 		b.addELFDebugFile(f, ds)
 	} else {
@@ -374,6 +379,7 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
 		syms, err = f.DynamicSymbols()
+		b.dynOnly = true
 	}
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		f.Close()

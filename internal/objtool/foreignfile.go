@@ -12,6 +12,7 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
 )
 
@@ -26,6 +27,9 @@ type foreignEntry struct {
 
 	symsOnce sync.Once
 	syms     []symbol
+
+	goOnce sync.Once
+	gotab  *gopclntab.Table // see foreignLines
 
 	answers answers // what Prefetch found
 }
@@ -58,9 +62,43 @@ func (t *Tool) foreignIndex(e *foreignEntry) (*jitsym.Symbolizer, error) {
 	return e.index, e.indexErr
 }
 
-// foreignSymbols groups e's symbols as nm -n lists them for pprof.
-func (e *foreignEntry) symbols() []symbol {
+// foreignLines returns what answers e's source-line queries: its index,
+// or, for a Go binary without DWARF, its Go table first (see linesOf).
+func (t *Tool) foreignLines(e *foreignEntry) (lineSource, error) {
+	idx, err := t.foreignIndex(e)
+	if err != nil || idx == nil {
+		return nil, err
+	}
+	if idx.HasDWARF() {
+		return idx, nil
+	}
+	if g := t.foreignGoTable(e); g != nil {
+		return goLines{g, idx}, nil
+	}
+	return idx, nil
+}
+
+// foreignGoTable returns e's Go table, reading it on first use; nil if
+// e is no Go ELF binary or its table cannot be read.
+func (t *Tool) foreignGoTable(e *foreignEntry) *gopclntab.Table {
+	e.goOnce.Do(func() {
+		if e.b.goBin != nil {
+			e.gotab = t.openGoTable(e.b.path, e.b.goBin)
+		}
+	})
+	return e.gotab
+}
+
+// foreignSymbols groups e's symbols as nm -n lists them for pprof, or,
+// without a symbol table, lists the functions of its Go table (as
+// symbols does).
+func (t *Tool) foreignSymbols(e *foreignEntry) []symbol {
 	e.symsOnce.Do(func() {
+		if len(e.b.syms) == 0 || e.b.dynOnly {
+			if e.syms = goSymbols(t.foreignGoTable(e)); e.syms != nil {
+				return
+			}
+		}
 		syms := slices.Clone(e.b.syms)
 		slices.SortStableFunc(syms, func(x, y jitsym.Sym) int {
 			if x.Addr != y.Addr {
@@ -196,11 +234,14 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if fr, ok := f.e.answers.cached(addr - base); ok {
 		return fr, nil
 	}
-	idx, err := f.t.foreignIndex(f.e)
+	lines, err := f.t.foreignLines(f.e)
 	if err != nil {
 		return nil, err
 	}
-	frames, err := idx.SourceLine(addr - base)
+	if lines == nil {
+		return toDriverFrames(nil), nil
+	}
+	frames, err := lines.SourceLine(addr - base)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +249,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 }
 
 func (f *foreignFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
-	return findSymbols(f.e.symbols(), f.e.b.path, r, addr), nil
+	return findSymbols(f.t.foreignSymbols(f.e), f.e.b.path, r, addr), nil
 }
 
 // disasmForeign disassembles [start, end] of the foreign binary e.
@@ -220,7 +261,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", b.path, start, end)
 	}
-	syms := e.symbols()
+	syms := t.foreignSymbols(e)
 	// An end on a symbol boundary is the End of a symbol from Symbols:
 	// one past its last byte.
 	if end > start {
@@ -229,10 +270,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		}
 	}
 	name := symbolNamer(syms)
-	var idx lineSource // without an index, instructions have no lines
-	if fidx, err := t.foreignIndex(e); err == nil && fidx != nil {
-		idx = fidx
-	}
+	idx, _ := t.foreignLines(e) // without an index, instructions have no lines
 	var out []gdriver.Inst
 	var total uint64
 	for _, sec := range b.code {

@@ -39,25 +39,31 @@ func (t *Tool) linesOf(b *binFile) (lineSource, error) {
 }
 
 // goTable returns b's Go table, reading it on first use; nil if b is no
-// Go binary or its table cannot be read (said once).
+// Go binary or its table cannot be read.
 func (t *Tool) goTable(b *binFile) *gopclntab.Table {
 	b.goOnce.Do(func() {
-		if b.f.Type == elf.ET_REL {
-			return
-		}
-		g, err := gopclntab.OpenELF(b.f)
-		switch {
-		case errors.Is(err, gopclntab.ErrNoTable):
-		case err != nil:
-			t.sayOnce("gopclntab "+b.path, fmt.Sprintf("%s: Go binary without DWARF: its function table cannot be read: %v", safename.String(b.path), err))
-		case !g.Inlining():
-			t.sayOnce("gopclntab "+b.path, fmt.Sprintf("%s: Go binary without DWARF: the Go runtime's module data was not found, so inlined code gets the function it is inlined in, without a line", safename.String(b.path)))
-			b.gotab = g
-		default:
-			b.gotab = g
+		if b.f.Type != elf.ET_REL {
+			b.gotab = t.openGoTable(b.path, gopclntab.ELFBinary(b.f))
 		}
 	})
 	return b.gotab
+}
+
+// openGoTable reads the Go table of bin, the file at path: nil if it is
+// no Go binary or its table cannot be read, which is said once, as is a
+// table without inline frames.
+func (t *Tool) openGoTable(path string, bin *gopclntab.Binary) *gopclntab.Table {
+	g, err := gopclntab.Open(bin)
+	switch {
+	case errors.Is(err, gopclntab.ErrNoTable):
+		return nil
+	case err != nil:
+		t.sayOnce("gopclntab "+path, fmt.Sprintf("%s: Go binary without DWARF: its function table cannot be read: %v", safename.String(path), err))
+		return nil
+	case !g.Inlining():
+		t.sayOnce("gopclntab "+path, fmt.Sprintf("%s: Go binary without DWARF: the Go runtime's module data was not found, so inlined code gets the function it is inlined in, without a line", safename.String(path)))
+	}
+	return g
 }
 
 // goLines answers from a Go table, then from the index.
@@ -78,10 +84,9 @@ func (l goLines) SourceLine(addr uint64) ([]jitsym.Frame, error) {
 	return out, nil
 }
 
-// goSymbols returns the functions of b's Go table as symbol groups, for
-// a binary without a symbol table.
-func (t *Tool) goSymbols(b *binFile) []symbol {
-	g := t.goTable(b)
+// goSymbols returns the functions of the Go table g as symbol groups,
+// for a binary without a symbol table; nil if g is.
+func goSymbols(g *gopclntab.Table) []symbol {
 	if g == nil {
 		return nil
 	}

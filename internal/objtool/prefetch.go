@@ -54,11 +54,9 @@ func (t *Tool) Prefetch(name string, start, limit, offset uint64, relocationSymb
 			if err != nil {
 				return
 			}
-			fidx, err := t.foreignIndex(e)
-			if err != nil {
+			if idx, err = t.foreignLines(e); err != nil || idx == nil {
 				return
 			}
-			idx = fidx
 			baseFor, cache = f.(*foreignFile).baseFor, &e.answers
 		} else {
 			f, err := t.Open(name, start, limit, offset, relocationSymbol)

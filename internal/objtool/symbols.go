@@ -42,7 +42,7 @@ func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 			id, _ := f.BuildID()
 			if debug = t.debugFile(b.path, f, id); debug != nil && debug.HasSymbols() {
 				f, each = debug, debug.EachSymbol
-			} else if syms := t.goSymbols(b); syms != nil {
+			} else if syms := goSymbols(t.goTable(b)); syms != nil {
 				b.syms = syms
 				if debug != nil {
 					debug.Close()
