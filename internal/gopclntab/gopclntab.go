@@ -19,6 +19,7 @@
 package gopclntab
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,6 +63,11 @@ const (
 	// maxInlineDepth bounds the walk up an inlining tree: the compiler
 	// inlines a few levels deep, a hostile tree could loop.
 	maxInlineDepth = 1000
+	// maxSteps bounds the steps of a pc-value table read for a lookup:
+	// a function of a million instructions or more gets no line past it.
+	maxSteps = 1 << 20
+	// maxName bounds a function or file name.
+	maxName = 1 << 20
 )
 
 // A Frame is one source-level frame of an address: a function, and the
@@ -297,18 +303,18 @@ func cstring(b []byte, off uint64) string {
 	if off >= uint64(len(b)) {
 		return ""
 	}
-	b = b[off:]
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
+	b = b[off:min(uint64(len(b)), off+maxName)]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i])
 	}
 	return ""
 }
 
 // pcvalue returns the value that the pc-value table at off in pctab gives
 // pc (an offset from text) in f, as the runtime's pcvalue does, and
-// whether it holds one.
+// whether it holds one. The linker writes a step only where the pc moves
+// on: a step that does not is taken for a damaged table, so that the
+// work of a lookup is bounded by the function's size, and by maxSteps.
 func (t *Table) pcvalue(f fn, off uint32, pc uint64) (int32, bool) {
 	if off == 0 || uint64(off) >= uint64(len(t.pctab)) {
 		return -1, false
@@ -316,7 +322,7 @@ func (t *Table) pcvalue(f fn, off uint32, pc uint64) (int32, bool) {
 	p := t.pctab[off:]
 	cur := f.entry
 	val := int32(-1)
-	for {
+	for range maxSteps {
 		// As the runtime's step: a zero value delta ends the table,
 		// except at the function's entry.
 		uv, n := binary.Uvarint(p)
@@ -327,7 +333,7 @@ func (t *Table) pcvalue(f fn, off uint32, pc uint64) (int32, bool) {
 		d := uint32(uv)
 		val += int32(-(d & 1) ^ (d >> 1))
 		pcd, n := binary.Uvarint(p)
-		if n <= 0 || pcd > 1<<32-1 {
+		if n <= 0 || pcd == 0 || pcd > 1<<32-1 {
 			return -1, false
 		}
 		p = p[n:]
@@ -336,6 +342,7 @@ func (t *Table) pcvalue(f fn, off uint32, pc uint64) (int32, bool) {
 			return val, true
 		}
 	}
+	return -1, false
 }
 
 // fileLine returns the file and line of pc in f, as the runtime's

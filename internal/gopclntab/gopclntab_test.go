@@ -340,6 +340,25 @@ func TestInliningCycle(t *testing.T) {
 	}
 }
 
+// A pc-value step that does not move the pc on, which the linker never
+// writes, is taken for a damaged table: a lookup's work stays bounded by
+// the function's size.
+func TestPCValueStepWithoutPC(t *testing.T) {
+	funcs := append([]testFunc{}, testFuncs...)
+	funcs[1].pcln = []rng{{21, 0x40}, {22, 0x50}, {23, 0x58}} // a step of 0 at the entry, then on
+	table, gofunc := buildTable(funcs, 120)
+	tab, err := New(table, textAddr, gofunc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Frames(textAddr + 0x44); got != nil {
+		t.Errorf("Frames = %+v, want none", got)
+	}
+	if got, want := tab.Frames(textAddr+0x10), midFrames; !reflect.DeepEqual(got, want) {
+		t.Errorf("another function: Frames = %+v, want %+v", got, want)
+	}
+}
+
 // goBinary describes a Go-like executable for goELF.
 type goBinary struct {
 	goVersion string // in .go.buildinfo, if not ""
