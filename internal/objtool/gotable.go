@@ -61,7 +61,7 @@ func (t *Tool) openGoTable(path string, bin *gopclntab.Binary) *gopclntab.Table 
 		t.sayOnce("gopclntab "+path, fmt.Sprintf("%s: Go binary without DWARF: its function table cannot be read: %v", safename.String(path), err))
 		return nil
 	case !g.Inlining():
-		t.sayOnce("gopclntab "+path, fmt.Sprintf("%s: Go binary without DWARF: the Go runtime's module data was not found, so inlined code gets the function it is inlined in, without a line", safename.String(path)))
+		t.sayOnce("gopclntab "+path, fmt.Sprintf("%s: Go binary without DWARF: its inlining trees cannot be read (a Go 1.18 binary, or the runtime's module data not found), so inlined code gets the function it is inlined in, without a line", safename.String(path)))
 	}
 	return g
 }
