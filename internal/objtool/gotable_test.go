@@ -1,6 +1,7 @@
 package objtool
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -355,4 +356,70 @@ func TestDistributionGoBinary(t *testing.T) {
 		t.Errorf("warnings: %q", warned)
 	}
 	t.Logf("%d functions (%d C), %d of %d addresses with inline frames", funcs, cFuncs, inlined, addrs)
+}
+
+// TestGoTableWithoutInliningTrees reads Debian's go command with the Go
+// release in its build information changed to go1.18.8, whose tables
+// have no offsets to their inlining trees: inlined code gets the
+// function it is inlined in, without a line, and pprof says why once.
+func TestGoTableWithoutInliningTrees(t *testing.T) {
+	bin := go119 + "/bin/go"
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		testenv.Missing(t, "Debian's Go 1.19", "apt-get install golang-1.19-go")
+	}
+	const from, to = "\x08go1.19.8", "\x08go1.18.8" // length-prefixed, at offset 32 of .go.buildinfo
+	if bytes.Count(data, []byte(from)) != 1 {
+		t.Fatalf("%s: %q found %d times", bin, from, bytes.Count(data, []byte(from)))
+	}
+	old := filepath.Join(t.TempDir(), "go")
+	if err := os.WriteFile(old, bytes.Replace(data, []byte(from), []byte(to), 1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	tool := New(Options{DebugDirs: []string{t.TempDir()}, Warn: func(msg string) { warned = append(warned, msg) }})
+	defer tool.Close()
+	withTool := New(Options{DebugDirs: []string{t.TempDir()}})
+	defer withTool.Close()
+	with, err := withTool.Open(bin, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := tool.Open(old, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfrel.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := gopclntab.OpenELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inlined := 0
+	for _, fn := range g.Funcs() {
+		for a := fn.Entry; a < fn.End; a += 64 {
+			want, _ := with.SourceLine(a)
+			got, _ := without.SourceLine(a)
+			if len(want) < 2 {
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%#x, not inlined: got %+v, want %+v", a, got, want)
+				}
+				continue
+			}
+			inlined++
+			outer := want[len(want)-1]
+			if w := []gdriver.Frame{{Func: outer.Func}}; fmt.Sprint(got) != fmt.Sprint(w) {
+				t.Fatalf("%#x, inlined: got %+v, want %+v", a, got, w)
+			}
+		}
+	}
+	if inlined == 0 {
+		t.Error("no inlined code compared")
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "its inlining trees cannot be read (a Go 1.18 binary") {
+		t.Errorf("warnings: %q", warned)
+	}
 }
