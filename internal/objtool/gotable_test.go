@@ -89,6 +89,7 @@ func TestGoTableSameAsDWARF(t *testing.T) {
 		{"executable", "go", nil, nil},
 		{"PIE", "go", nil, []string{"-buildmode=pie"}},
 		{"system linker", "go", nil, []string{"-ldflags=-linkmode=external"}},
+		{"shared library", "go", nil, []string{"-buildmode=c-shared"}}, // a Go library in a C or C++ program
 		{"arm64", "go", []string{"GOARCH=arm64", "CGO_ENABLED=0"}, nil},
 		{"ppc64 (big-endian)", "go", []string{"GOARCH=ppc64", "CGO_ENABLED=0"}, nil},
 		// 32-bit ELF, read with the standard library (foreign.go).
