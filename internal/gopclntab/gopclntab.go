@@ -8,10 +8,9 @@
 //
 // The formats are those of Go 1.18 and later (magics 0xfffffff0 and
 // 0xfffffff1), as the runtime reads them (runtime/symtab.go,
-// runtime/symtabinl.go). Package
-// debug/gosym reads the same table but not the inlining tree, so for an
-// inlined call it names the caller with the callee's line; this package
-// gives the inline frames instead.
+// runtime/symtabinl.go). Package debug/gosym reads the same table but
+// not the inlining tree, so for an inlined call it names the caller with
+// the callee's line; this package gives the inline frames instead.
 //
 // Every offset read from the file is checked against the data it
 // indexes: a damaged or hostile table gives errors or fewer frames,
