@@ -11,7 +11,8 @@ import (
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
-// TestStrippedGoBinaryPerfData records a Go program with perf record -g,
+// TestStrippedGoBinaryPerfData records a Go program (an executable, and a
+// PIE) with perf record -g,
 // its binary stripped of its symbol table and DWARF as Go binaries often
 // ship, and checks that pprof, reading the recording, gives the program's
 // functions the same files, lines and inline frames from the Go
@@ -36,10 +37,21 @@ func TestStrippedGoBinaryPerfData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(dir, "goinline")
-	testenv.Run(t, mod, "go", "build", "-o", bin+".dwarf", ".")
+	// A PIE runs where ASLR puts it: its mapping's base is computed.
+	for _, mode := range []string{"exe", "pie"} {
+		t.Run(mode, func(t *testing.T) {
+			testStrippedGoPerfData(t, perf, llvmStrip, dir, mod, mode)
+		})
+	}
+}
+
+// testStrippedGoPerfData is TestStrippedGoBinaryPerfData for one
+// -buildmode.
+func testStrippedGoPerfData(t *testing.T, perf, llvmStrip, dir, mod, mode string) {
+	bin := filepath.Join(dir, "goinline-"+mode)
+	testenv.Run(t, mod, "go", "build", "-buildmode="+mode, "-o", bin+".dwarf", ".")
 	testenv.Run(t, dir, llvmStrip, "-o", bin, bin+".dwarf")
-	data := filepath.Join(dir, "perf.data")
+	data := filepath.Join(dir, mode+".data")
 	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, bin, "100")
 	if out, err := rec.CombinedOutput(); err != nil {
 		if testenv.InCI() {
