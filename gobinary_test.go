@@ -12,14 +12,13 @@ import (
 )
 
 // TestStrippedGoBinaryPerfData records a Go program (an executable, and a
-// PIE) with perf record -g,
-// its binary stripped of its symbol table and DWARF as Go binaries often
-// ship, and checks that pprof, reading the recording, gives the program's
-// functions the same files, lines and inline frames from the Go
-// runtime's own table as from the DWARF of the binary before strip (put
-// at the same path, with the same build ID): every report on the
-// program's functions is byte-identical. Upstream pprof's binutils give
-// a binary without symbols nothing but addresses.
+// PIE) with perf record -g, its binary stripped of its symbol table and
+// DWARF as Go binaries often ship, and checks that pprof, reading the
+// recording, gives the program's functions the same files, lines and
+// inline frames from the Go runtime's own table as from the DWARF of the
+// binary before strip (put at the same path, with the same build ID):
+// every report on the program's functions is byte-identical. Upstream
+// pprof's binutils give a binary without symbols nothing but addresses.
 func TestStrippedGoBinaryPerfData(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	llvmStrip := testenv.Tool(t, "llvm-strip-19", "llvm-19")
