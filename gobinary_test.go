@@ -23,32 +23,20 @@ func TestStrippedGoBinaryPerfData(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	llvmStrip := testenv.Tool(t, "llvm-strip-19", "llvm-19")
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "internal", "objtool", "testdata", "goinline.go.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := filepath.Join(dir, "src")
-	if err := os.Mkdir(mod, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{"go.mod": []byte("module goinline\n\ngo 1.22\n"), "main.go": src} {
-		if err := os.WriteFile(filepath.Join(mod, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := filepath.Join(testenv.RepoRoot(t), "internal", "objtool", "testdata", "goinline.go.txt")
 	// A PIE runs where ASLR puts it: its mapping's base is computed.
 	for _, mode := range []string{"exe", "pie"} {
 		t.Run(mode, func(t *testing.T) {
-			testStrippedGoPerfData(t, perf, llvmStrip, dir, mod, mode)
+			testStrippedGoPerfData(t, perf, llvmStrip, dir, src, mode)
 		})
 	}
 }
 
 // testStrippedGoPerfData is TestStrippedGoBinaryPerfData for one
 // -buildmode.
-func testStrippedGoPerfData(t *testing.T, perf, llvmStrip, dir, mod, mode string) {
+func testStrippedGoPerfData(t *testing.T, perf, llvmStrip, dir, src, mode string) {
 	bin := filepath.Join(dir, "goinline-"+mode)
-	testenv.Run(t, mod, "go", "build", "-buildmode="+mode, "-o", bin+".dwarf", ".")
+	testenv.GoBuild(t, dir, "go", src, "goinline-"+mode+".dwarf", nil, "-buildmode="+mode)
 	testenv.Run(t, dir, llvmStrip, "-o", bin, bin+".dwarf")
 	data := filepath.Join(dir, mode+".data")
 	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, bin, "100")

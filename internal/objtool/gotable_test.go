@@ -99,17 +99,17 @@ func TestGoTableSameAsDWARF(t *testing.T) {
 		{"Go 1.19", go119 + "/bin/go", []string{"GOROOT=" + go119, "GOTOOLCHAIN=local"}, nil},
 	} {
 		name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(b.name)
-		bin := goBuild(t, dir, b.gocmd, src, name, b.env, b.args...)
+		bin := testenv.GoBuild(t, dir, b.gocmd, src, name, b.env, b.args...)
 		mainOnly := b.gocmd != "go"
 		pairs = append(pairs, pair{b.name + ", stripped", bin, stripped(bin, b.env != nil && b.gocmd == "go"), mainOnly})
 		if b.args == nil {
-			sw := goBuild(t, dir, b.gocmd, src, name+"-sw", b.env, "-ldflags=-s -w")
+			sw := testenv.GoBuild(t, dir, b.gocmd, src, name+"-sw", b.env, "-ldflags=-s -w")
 			pairs = append(pairs, pair{b.name + ", -ldflags=-s -w", bin, sw, mainOnly})
 		}
 		if b.name == "executable" {
 			// Without DWARF but with its symbol table, as Go's own
 			// distribution builds its commands.
-			w := goBuild(t, dir, b.gocmd, src, name+"-w", b.env, "-ldflags=-w")
+			w := testenv.GoBuild(t, dir, b.gocmd, src, name+"-w", b.env, "-ldflags=-w")
 			pairs = append(pairs, pair{b.name + ", -ldflags=-w", bin, w, mainOnly})
 		}
 	}

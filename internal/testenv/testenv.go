@@ -105,3 +105,32 @@ func UpstreamPProf(t testing.TB) string {
 	}
 	return path
 }
+
+// GoBuild builds the Go program src (a main package in one file) into
+// dir/name with the go command gocmd's build and args, with env added to
+// the environment, and returns its path. Each build of src is made in
+// the same directory, so their file names are the same. The module says
+// Go 1.18, the first with generics, so that older releases build it too.
+func GoBuild(t testing.TB, dir, gocmd, src, name string, env []string, args ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(dir, "gomod-"+strings.TrimSuffix(filepath.Base(src), ".go.txt"))
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for file, data := range map[string]string{"go.mod": "module hello\n\ngo 1.18\n", "main.go": string(data)} {
+		if err := os.WriteFile(filepath.Join(mod, file), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command(gocmd, append(append([]string{"build", "-o", out}, args...), ".")...)
+	cmd.Dir, cmd.Env = mod, append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	return out
+}
