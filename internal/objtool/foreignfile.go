@@ -66,16 +66,7 @@ func (t *Tool) foreignIndex(e *foreignEntry) (*jitsym.Symbolizer, error) {
 // or, for a Go binary without DWARF, its Go table first (see linesOf).
 func (t *Tool) foreignLines(e *foreignEntry) (lineSource, error) {
 	idx, err := t.foreignIndex(e)
-	if err != nil || idx == nil {
-		return nil, err
-	}
-	if idx.HasDWARF() {
-		return idx, nil
-	}
-	if g := t.foreignGoTable(e); g != nil {
-		return goLines{g, idx}, nil
-	}
-	return idx, nil
+	return withGoTable(idx, err, func() *gopclntab.Table { return t.foreignGoTable(e) })
 }
 
 // foreignGoTable returns e's Go table, reading it on first use; nil if

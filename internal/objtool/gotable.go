@@ -26,13 +26,19 @@ type lineSource interface {
 // with cgo.
 func (t *Tool) linesOf(b *binFile) (lineSource, error) {
 	idx, err := t.indexOf(b)
-	if err != nil {
+	return withGoTable(idx, err, func() *gopclntab.Table { return t.goTable(b) })
+}
+
+// withGoTable returns idx, or, if it has no DWARF and goTable gives a Go
+// table, the two together (see linesOf); nil if idx is.
+func withGoTable(idx *jitsym.Symbolizer, err error, goTable func() *gopclntab.Table) (lineSource, error) {
+	if err != nil || idx == nil {
 		return nil, err // not a nil *jitsym.Symbolizer in an interface
 	}
 	if idx.HasDWARF() {
 		return idx, nil
 	}
-	if g := t.goTable(b); g != nil {
+	if g := goTable(); g != nil {
 		return goLines{g, idx}, nil
 	}
 	return idx, nil
