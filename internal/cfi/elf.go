@@ -1,0 +1,87 @@
+package cfi
+
+import (
+	"debug/elf"
+	"fmt"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// A File is the call frame information of an ELF executable or shared
+// library, and where its segments load.
+type File struct {
+	*Table
+	BuildID []byte // its GNU build ID, nil if none
+	loads   []elf.ProgHeader
+}
+
+// ArchOf returns the unwinding description of machine m, nil if Unwind
+// does not know it.
+func ArchOf(m elf.Machine) *Arch {
+	switch m {
+	case elf.EM_X86_64:
+		return X86_64
+	case elf.EM_AARCH64:
+		return ARM64
+	}
+	return nil
+}
+
+// OpenELF reads the call frame information of f: its .eh_frame and, for
+// code that one does not cover, its .debug_frame. A file of a machine
+// Unwind does not know gets an *elfrel.UnsupportedError; a damaged table
+// a *FormatError, with the File of what could be read.
+func OpenELF(f *elfrel.File) (*File, error) {
+	arch := ArchOf(f.Machine)
+	if arch == nil || f.Class != elf.ELFCLASS64 {
+		return nil, &elfrel.UnsupportedError{File: f.Name, Msg: fmt.Sprintf("unwinding %v code", f.Machine)}
+	}
+	out := &File{}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			out.loads = append(out.loads, p)
+		}
+	}
+	out.BuildID, _ = f.BuildID()
+	var sections []Section
+	for _, name := range []string{".eh_frame", ".debug_frame"} {
+		i := f.Section(name)
+		if i < 0 {
+			continue
+		}
+		s := &f.Sections[i]
+		if s.Flags&elf.SHF_COMPRESSED != 0 || s.Type == elf.SHT_NOBITS {
+			continue // a compressed .debug_frame: .eh_frame is what compilers emit for unwinding
+		}
+		data, err := f.SectionData(i)
+		if err != nil {
+			return nil, err
+		}
+		addr := s.Addr
+		if name == ".debug_frame" {
+			addr = 0
+		}
+		sections = append(sections, Section{Name: name, Data: data, Addr: addr})
+	}
+	t, err := New(f.Name, arch, f.ByteOrder, 8, sections...)
+	out.Table = t
+	return out, err
+}
+
+// Bias returns the difference between runtime and file addresses of the
+// code at runtime address pc, in a mapping of the file at start with file
+// offset offset (as /proc/PID/maps and perf's MMAP records give them);
+// ok is false if no loadable segment holds pc.
+func (f *File) Bias(start, offset, pc uint64) (bias uint64, ok bool) {
+	if pc < start {
+		return 0, false
+	}
+	off := pc - start + offset
+	for _, p := range f.loads {
+		if off >= p.Off && off-p.Off < p.Filesz {
+			vaddr := off - p.Off + p.Vaddr
+			return pc - vaddr, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,238 @@
+package cfi
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// testFDE is one function of a table ehFrame writes.
+type testFDE struct {
+	lo, size uint64
+	instr    []byte
+}
+
+// ehFrame writes an .eh_frame as compilers do: a CIE (augmentation "zR",
+// FDE addresses absolute udata8, code alignment 1, data alignment
+// dataAlign, return address column ra, initial instructions cieInstr)
+// and an FDE per function, each padded with DW_CFA_nop, then the
+// terminator.
+func ehFrame(dataAlign int8, ra byte, cieInstr []byte, fdes ...testFDE) []byte {
+	le := binary.LittleEndian
+	var out []byte
+	entry := func(body []byte) {
+		for (len(body)+4)%8 != 0 {
+			body = append(body, cfaNop)
+		}
+		out = le.AppendUint32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	cie := []byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, byte(dataAlign) & 0x7f, ra, 1, peUdata8}
+	entry(append(cie, cieInstr...))
+	for _, f := range fdes {
+		body := le.AppendUint32(nil, uint32(len(out)+4)) // back to the CIE at 0
+		body = le.AppendUint64(body, f.lo)
+		body = le.AppendUint64(body, f.size)
+		body = append(body, 0) // no augmentation data
+		entry(append(body, f.instr...))
+	}
+	return le.AppendUint32(out, 0)
+}
+
+// stackMem is memory of 8-byte words from base.
+func stackMem(base uint64, words ...uint64) Memory {
+	return func(addr uint64) (uint64, bool) {
+		if addr < base || (addr-base)%8 != 0 || (addr-base)/8 >= uint64(len(words)) {
+			return 0, false
+		}
+		return words[(addr-base)/8], true
+	}
+}
+
+// x86Table is three functions as GCC describes them: leaf [0x1000,
+// 0x1040), which keeps the CFA at rsp+8; mid [0x2000, 0x2100), which
+// pushes rbp at 0x2000 and runs on rbp from 0x2004; top [0x3000,
+// 0x3100), the outermost (its return address undefined, as _start's);
+// and a PLT entry [0x4000, 0x4020) whose CFA is an expression.
+func x86Table(t *testing.T) *Table {
+	t.Helper()
+	cieInstr := []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1}
+	plt := []byte{cfaDefCFAExpression, 11, opBreg0 + 7, 8, opBreg0 + 16, 0, opLit0 + 15, opAnd, opLit0 + 11, opGe, opLit0 + 3, opShl, opPlus}
+	data := ehFrame(-8, 16, cieInstr,
+		testFDE{0x1000, 0x40, nil},
+		testFDE{0x2000, 0x100, []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, cfaOffset | 6, 2, cfaAdvanceLoc | 3, cfaDefCFARegister, 6}},
+		testFDE{0x3000, 0x100, []byte{cfaUndefined, 16}},
+		testFDE{0x4000, 0x20, plt},
+	)
+	tab, err := New("x86.o", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: data, Addr: 0x500})
+	if err != nil || tab.Len() != 4 {
+		t.Fatalf("New: %d FDEs, %v", tab.Len(), err)
+	}
+	return tab
+}
+
+func TestUnwindX86(t *testing.T) {
+	tab := x86Table(t)
+	const bias = 0x5550_0000_0000
+	find := func(pc uint64) (*Table, uint64, bool) {
+		if pc < bias {
+			return nil, 0, false
+		}
+		return tab, bias, true
+	}
+	// leaf at 0x1010 with rsp 0x7000, called from mid at 0x2050, whose
+	// rbp is 0x7010, called from top at 0x3020.
+	stack := []uint64{bias + 0x2050, 0, 0x7100, bias + 0x3020}
+	var regs Regs
+	regs.Set(7, 0x7000)
+	regs.Set(6, 0x7010)
+	rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 100)
+	if err != nil || !slices.Equal(rets, []uint64{bias + 0x2050, bias + 0x3020}) {
+		t.Errorf("Unwind: %#x, %v; want mid's and top's return addresses", rets, err)
+	}
+
+	// mid's rbp, restored from its frame.
+	caller, ret, _, end, err := tab.Step(0x204f, func() *Regs { r := regs; r.Set(7, 0x7008); return &r }(), stackMem(0x7000, stack...))
+	if rbp, _ := caller.Get(6); err != nil || end || ret != bias+0x3020 || rbp != 0x7100 {
+		t.Errorf("Step in mid: return %#x, rbp %#x, end %v, %v", ret, rbp, end, err)
+	}
+
+	// The stack copy ends before mid's frame: one return address.
+	rets, err = Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack[:2]...), find, 100)
+	if !errors.Is(err, ErrMemory) || !slices.Equal(rets, []uint64{bias + 0x2050}) {
+		t.Errorf("short stack: %#x, %v", rets, err)
+	}
+	// No table for the pc.
+	if rets, err := Unwind(X86_64, regs, bias+0x5000, stackMem(0x7000, stack...), find, 100); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
+		t.Errorf("no FDE: %#x, %v", rets, err)
+	}
+	// At most max.
+	if rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 1); err != nil || len(rets) != 1 {
+		t.Errorf("max 1: %#x, %v", rets, err)
+	}
+	// A return address that leads back with the stack pointer not moving
+	// up stops.
+	loop := []uint64{bias + 0x1010}
+	var low Regs
+	low.Set(7, 0x7000)
+	if _, err := Unwind(X86_64, low, bias+0x1010, func(a uint64) (uint64, bool) { return loop[0], true }, func(pc uint64) (*Table, uint64, bool) {
+		return tab, bias, true
+	}, 1000); err != nil {
+		// the CFA moves up 8 each frame: bounded by max, not an error
+		t.Errorf("loop: %v", err)
+	}
+
+	// The PLT's expression: rsp+8, or rsp+16 from the entry's 11th byte.
+	for _, tc := range []struct{ pc, cfa uint64 }{{0x4005, 0x7008}, {0x400b, 0x7010}} {
+		r := regs
+		r.Set(16, bias+tc.pc)
+		caller, _, _, _, err := tab.Step(tc.pc, &r, stackMem(0x7000, 1, 2, 3))
+		if sp, _ := caller.Get(7); err != nil || sp != tc.cfa {
+			t.Errorf("PLT at %#x: CFA %#x, %v; want %#x", tc.pc, sp, err, tc.cfa)
+		}
+	}
+}
+
+// TestUnwindARM64: AArch64's return address column is the link register,
+// a leaf's return address is in it, and x29 and x30 are saved as clang
+// and GCC save them.
+func TestUnwindARM64(t *testing.T) {
+	cieInstr := []byte{cfaDefCFA, 31, 0}
+	data := ehFrame(-4, 30, cieInstr,
+		testFDE{0x1000, 0x40, nil},
+		// stp x29, x30, [sp, #-16]!; mov x29, sp
+		testFDE{0x2000, 0x100, []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, cfaOffset | 30, 2, cfaOffset | 29, 4, cfaAdvanceLoc | 1, cfaDefCFA, 29, 16}},
+		testFDE{0x3000, 0x100, []byte{cfaUndefined, 30}},
+	)
+	tab, err := New("a64.o", ARM64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regs Regs
+	regs.Set(31, 0x7000) // sp
+	regs.Set(29, 0x7000) // mid's frame record at sp
+	regs.Set(30, 0x2050) // lr: leaf returns into mid
+	stack := []uint64{0x7400, 0x3020}
+	rets, err := Unwind(ARM64, regs, 0x1010, stackMem(0x7000, stack...), func(pc uint64) (*Table, uint64, bool) { return tab, 0, true }, 100)
+	if err != nil || !slices.Equal(rets, []uint64{0x2050, 0x3020}) {
+		t.Errorf("Unwind: %#x, %v; want mid's and top's return addresses", rets, err)
+	}
+}
+
+// TestDamagedTables: tables cut short or with impossible fields give a
+// FormatError naming the file and the offset, and keep what was read.
+func TestDamagedTables(t *testing.T) {
+	good := ehFrame(-8, 16, []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1}, testFDE{0x1000, 0x40, nil}, testFDE{0x2000, 0x40, nil})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		fdes int
+	}{
+		{"cut in the second FDE", good[:len(good)-12], 1},
+		{"length past the end", func() []byte {
+			b := slices.Clone(good)
+			binary.LittleEndian.PutUint32(b[24:], 1<<20)
+			return b
+		}(), 0},
+		{"CIE pointer before the section", func() []byte {
+			b := slices.Clone(good)
+			binary.LittleEndian.PutUint32(b[28:], 1<<20)
+			return b
+		}(), 0},
+		{"CIE version 9", func() []byte {
+			b := slices.Clone(good)
+			b[8] = 9
+			return b
+		}(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab, err := New("bad.so", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: tc.data})
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.File != "bad.so" || fe.Section != ".eh_frame" {
+				t.Fatalf("error %v, want a FormatError of bad.so's .eh_frame", err)
+			}
+			if tab.Len() != tc.fdes {
+				t.Errorf("%d FDEs kept, want %d", tab.Len(), tc.fdes)
+			}
+		})
+	}
+	// Instructions that cannot be run: Step says where.
+	bad := ehFrame(-8, 16, []byte{cfaDefCFA, 7, 8}, testFDE{0x1000, 0x40, []byte{0x3f}}, testFDE{0x2000, 0x40, []byte{cfaRestoreState}})
+	tab, err := New("bad.so", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regs Regs
+	regs.Set(7, 0x7000)
+	for _, pc := range []uint64{0x1000, 0x2000} {
+		_, _, _, _, err := tab.Step(pc, &regs, stackMem(0x7000, 1))
+		var se *StepError
+		if !errors.As(err, &se) || se.File != "bad.so" || se.Addr != pc {
+			t.Errorf("at %#x: %v, want a StepError", pc, err)
+		}
+	}
+}
+
+// FuzzTable: no table, address or memory panics, hangs or allocates
+// without bound.
+func FuzzTable(f *testing.F) {
+	f.Add(ehFrame(-8, 16, []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1},
+		testFDE{0x1000, 0x40, []byte{cfaAdvanceLoc | 1, cfaRememberState, cfaDefCFAOffset, 16, cfaRestoreState}},
+		testFDE{0x4000, 0x20, []byte{cfaDefCFAExpression, 5, opBreg0 + 7, 8, opLit0 + 1, opPlus, opDeref}}), uint64(0x1002), false)
+	f.Add(ehFrame(-4, 30, []byte{cfaDefCFA, 31, 0}, testFDE{0x2000, 0x100, []byte{cfaAdvanceLoc | 1, cfaDefCFA, 29, 16, cfaOffset | 30, 2}}), uint64(0x2004), true)
+	f.Fuzz(func(t *testing.T, data []byte, pc uint64, debugFrame bool) {
+		name := ".eh_frame"
+		if debugFrame {
+			name = ".debug_frame"
+		}
+		tab, _ := New("f.so", X86_64, binary.LittleEndian, 8, Section{Name: name, Data: data, Addr: 0x1000})
+		var regs Regs
+		for i := range 17 {
+			regs.Set(i, 0x7000+uint64(i)*8)
+		}
+		mem := func(a uint64) (uint64, bool) { return a ^ 0x55, a&7 == 0 }
+		tab.Step(pc, &regs, mem)
+		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return tab, 0, true }, 64)
+	})
+}
