@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -46,8 +48,8 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 			if n < 2 {
 				t.Errorf("perf report lists %d functions with 1%% or more: %v", n, want)
 			}
-			if name == "dwarf" && !strings.Contains(string(r.stderr), "recorded with --call-graph dwarf") {
-				t.Errorf("no note about --call-graph dwarf:\n%s", r.stderr)
+			if name == "dwarf" && strings.Contains(string(r.stderr), "--call-graph dwarf") {
+				t.Errorf("a note about --call-graph dwarf, which is unwound:\n%s", r.stderr)
 			}
 			if name == "node" && (got["fib"] < 10 || got["sieve"] < 2) {
 				t.Errorf("JS functions not named: fib %.2f%%, sieve %.2f%%", got["fib"], got["sieve"])
@@ -209,4 +211,139 @@ func TestPerfDataReplayGolden(t *testing.T) {
 	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
 		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
 	}
+}
+
+// TestPerfDataDwarfUnwinding reads recordings made with perf record
+// --call-graph dwarf of a program built without frame pointers (gcc -O2
+// -fomit-frame-pointer): three threads calling into libc, and a loop
+// reading the clock (its time in the vDSO, which perf's build-ID cache
+// holds). Their user stacks only call frame information describes. Each
+// sample's user stack must be the one perf script unwinds (with libunwind
+// or libdw) from the same file: the same frames, in the same files, at
+// the same addresses, for at least 99% of the samples. Without the cache
+// the vDSO's callers are lost, and pprof says so.
+func TestPerfDataDwarfUnwinding(t *testing.T) {
+	dir := freshPerfDir(t)
+	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
+	for _, name := range []string{"dwarf", "dwarf-clock"} {
+		t.Run(name, func(t *testing.T) {
+			data := filepath.Join(dir, name+".data")
+			want, samples := perfScriptStacks(t, filepath.Join(dir, name+".script"))
+			if samples < 500 {
+				t.Fatalf("perf script unwound %d samples", samples)
+			}
+			got, stderr := pprofUserStacks(t, data, cache)
+			if strings.Contains(stderr, "--call-graph dwarf") || strings.Contains(stderr, "user stacks end") {
+				t.Errorf("pprof says it could not unwind:\n%s", stderr)
+			}
+			same := 0
+			for k, n := range want {
+				same += min(n, got[k])
+			}
+			if same*100 < samples*99 {
+				shown := 0
+				for k, n := range want {
+					if got[k] < n && shown < 5 {
+						t.Errorf("perf script unwinds %d samples to\n\t%s\npprof %d", n, k, got[k])
+						shown++
+					}
+				}
+				t.Errorf("%d of %d samples have perf script's user stack", same, samples)
+			}
+			t.Logf("%d of %d samples have perf script's user stack", same, samples)
+
+			if name != "dwarf-clock" {
+				// The hot functions are called from work, which
+				// thread_main calls.
+				r := runPProf(t, t.TempDir(), cache, "-peek", "^work$", data)
+				if !strings.Contains(string(r.stdout), "thread_main") || !strings.Contains(string(r.stdout), "hot_mix") {
+					t.Errorf("work has not its caller and callees:\n%s", r.stdout)
+				}
+				return
+			}
+			// Through the vDSO to main.
+			vdso := 0
+			for k, n := range got {
+				if strings.HasPrefix(k, "[vdso]:") && strings.Contains(k, "work-nofp:") {
+					vdso += n
+				}
+			}
+			if vdso*2 < samples {
+				t.Errorf("%d of %d samples go from the vDSO to the program", vdso, samples)
+			}
+			// Without perf's cache, the vDSO's callers are lost.
+			got, stderr = pprofUserStacks(t, data, nil)
+			if !strings.Contains(stderr, "user stacks end at [vdso]") {
+				t.Errorf("no note about the vDSO without perf's build-ID cache:\n%s", stderr)
+			}
+			for k := range got {
+				if strings.HasPrefix(k, "[vdso]:") && strings.Contains(k, " ") {
+					t.Errorf("a stack through the vDSO without its file: %s", k)
+					break
+				}
+			}
+		})
+	}
+}
+
+// perfScriptStacks reads perf script -F ip,dso --no-inline output (a
+// paragraph per sample, a frame per line: "ADDR (DSO)", user addresses
+// relative to their file's mapping) and returns how many samples have
+// each user stack, as "file:addr ..." innermost first, and the number of
+// samples with one.
+func perfScriptStacks(t *testing.T, path string) (map[string]int, int) {
+	script, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, samples := map[string]int{}, 0
+	for _, para := range strings.Split(string(script), "\n\n") {
+		var frames []string
+		for _, line := range strings.Split(strings.TrimSpace(para), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			addr, err := strconv.ParseUint(f[0], 16, 64)
+			if err != nil || addr >= 1<<63 {
+				continue // a kernel frame
+			}
+			frames = append(frames, filepath.Base(strings.Trim(f[1], "()"))+":"+f[0])
+		}
+		if len(frames) > 0 {
+			stacks[strings.Join(frames, " ")]++
+			samples++
+		}
+	}
+	return stacks, samples
+}
+
+// pprofUserStacks converts a recording with pprof -proto and returns the
+// user stacks of its samples as perfScriptStacks does, and what pprof
+// printed on stderr.
+func pprofUserStacks(t *testing.T, data string, env []string) (map[string]int, string) {
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	r := runPProf(t, t.TempDir(), env, "-proto", "-output", out, data)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks := map[string]int{}
+	for _, s := range p.Sample {
+		var frames []string
+		for _, l := range s.Location {
+			if l.Address >= 1<<63 || l.Mapping == nil {
+				continue
+			}
+			frames = append(frames, fmt.Sprintf("%s:%x", filepath.Base(l.Mapping.File), l.Address-l.Mapping.Start+l.Mapping.Offset))
+		}
+		if len(frames) > 0 {
+			stacks[strings.Join(frames, " ")] += int(s.Value[0])
+		}
+	}
+	return stacks, string(r.stderr)
 }

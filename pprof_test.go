@@ -45,7 +45,7 @@ func pprofCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd 
 func cleanEnv(t *testing.T) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "PPROF_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "DEBUGINFOD_") {
+		if strings.HasPrefix(kv, "PPROF_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "PERF_BUILDID_DIR=") || strings.HasPrefix(kv, "DEBUGINFOD_") {
 			continue
 		}
 		env = append(env, kv)

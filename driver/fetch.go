@@ -198,9 +198,15 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		release = strings.TrimSpace(string(b))
 	}
+	// perf's build-ID cache, where perf record leaves a copy of each
+	// file it sampled: --call-graph dwarf unwinds through them.
+	buildIDDir := f.run.jit.getenv("PERF_BUILDID_DIR")
+	if home := f.run.jit.getenv("HOME"); buildIDDir == "" && home != "" {
+		buildIDDir = filepath.Join(home, ".debug")
+	}
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		FileUsed: f.run.warm,
+		FileUsed: f.run.warm, BuildIDDir: buildIDDir,
 		Replay: func(dumps []string) perfdata.JITReplay {
 			// A dump no longer where the recording saw it may sit
 			// beside perf.data.

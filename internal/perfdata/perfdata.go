@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 )
 
 // Magic is the first word of a perf.data file.
@@ -66,6 +67,9 @@ func IsContextMarker(ip uint64) bool { return ip >= contextMax }
 // MarkerKernel starts the kernel part of a callchain.
 const MarkerKernel = ^uint64(0) - 128 + 1 // PERF_CONTEXT_KERNEL = (u64)-128
 
+// markerUser starts the user part of a callchain.
+const markerUser = ^uint64(0) - 512 + 1 // PERF_CONTEXT_USER = (u64)-512
+
 // An Attr is one event of the recording.
 type Attr struct {
 	Type, Config uint64
@@ -93,6 +97,7 @@ type File struct {
 	Attrs     []Attr
 	// Features read from the feature sections; empty when absent.
 	Hostname, OSRelease string
+	Arch                string // the machine, as uname -m says (x86_64, aarch64)
 	CmdLine             []string
 	BuildIDs            map[string][]byte // by file name
 
@@ -244,6 +249,7 @@ const (
 	featBuildID   = 2
 	featHostname  = 3
 	featOSRelease = 4
+	featArch      = 6
 	featCmdLine   = 11
 	featEventDesc = 12
 	numFeatures   = 256
@@ -273,7 +279,7 @@ func (f *File) readFeatures(bitmap []byte) error {
 			return f.errorf(off, "feature %d section [%#x, +%#x) outside the %d-byte file", bit, soff, sn, f.size)
 		}
 		switch bit {
-		case featBuildID, featHostname, featOSRelease, featCmdLine, featEventDesc:
+		case featBuildID, featHostname, featOSRelease, featArch, featCmdLine, featEventDesc:
 		default:
 			continue
 		}
@@ -291,6 +297,8 @@ func (f *File) readFeatures(bitmap []byte) error {
 			f.Hostname, _ = perfString(bo, data)
 		case featOSRelease:
 			f.OSRelease, _ = perfString(bo, data)
+		case featArch:
+			f.Arch, _ = perfString(bo, data)
 		case featCmdLine:
 			if len(data) >= 4 {
 				n := bo.Uint32(data)
@@ -415,6 +423,13 @@ type Record struct {
 	Period    uint64
 	CPU       uint32
 	Callchain []uint64 // with context markers, leaf first
+	// With --call-graph dwarf (PERF_SAMPLE_REGS_USER and _STACK_USER):
+	// the thread's user registers, in the order of the bits of the
+	// event's RegsUser mask (none for a kernel thread), and the top of
+	// its user stack from the stack pointer up, as much as perf copied.
+	// Both alias the record's buffer.
+	RegsUser  []uint64
+	StackUser []byte
 }
 
 // maxRecord bounds one record: the header's size field is 16 bits.
@@ -451,7 +466,7 @@ func (f *File) records(samples bool, fn func(*Record) bool) error {
 		if _, err := io.ReadFull(br, body); err != nil {
 			return f.errorf(off, "reading a record: %v", err)
 		}
-		rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0]}
+		rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0]}
 		ok := true
 		switch typ {
 		case RecordMMAP, RecordMMAP2:
@@ -641,6 +656,74 @@ func (f *File) sample(rec *Record, b []byte) bool {
 		for k := range int(n) {
 			rec.Callchain = append(rec.Callchain, bo.Uint64(b[8*k:]))
 		}
+		b = b[8*n:]
+	}
+	if st&(SampleRegsUser|SampleStackUser) == 0 {
+		return true
+	}
+	// What comes before the registers: RAW data, the branch stack.
+	if st&SampleRaw != 0 {
+		if len(b) < 4 {
+			return false
+		}
+		n := uint64(bo.Uint32(b))
+		if n > uint64(len(b)-4) {
+			return false
+		}
+		b = b[4+n:]
+	}
+	if st&SampleBranch != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		n := bo.Uint64(b)
+		b = b[8:]
+		if attr.BranchSampleTy&(1<<17) != 0 { // PERF_SAMPLE_BRANCH_HW_INDEX
+			if len(b) < 8 {
+				return false
+			}
+			b = b[8:]
+		}
+		if n > uint64(len(b)/24) {
+			return false
+		}
+		b = b[24*n:]
+	}
+	if st&SampleRegsUser != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		abi := bo.Uint64(b)
+		b = b[8:]
+		if abi != 0 { // PERF_SAMPLE_REGS_ABI_NONE: a kernel thread
+			n := bits.OnesCount64(attr.RegsUser)
+			if len(b) < 8*n {
+				return false
+			}
+			for k := range n {
+				rec.RegsUser = append(rec.RegsUser, bo.Uint64(b[8*k:]))
+			}
+			b = b[8*n:]
+		}
+	}
+	if st&SampleStackUser != 0 {
+		if len(b) < 8 {
+			return false
+		}
+		n := bo.Uint64(b)
+		b = b[8:]
+		if n > uint64(len(b)) {
+			return false
+		}
+		stack := b[:n]
+		if n > 0 {
+			if len(b)-int(n) < 8 {
+				return false
+			}
+			dyn := bo.Uint64(b[n:]) // how much of it the kernel filled
+			stack = stack[:min(dyn, n)]
+		}
+		rec.StackUser = stack
 	}
 	return true
 }

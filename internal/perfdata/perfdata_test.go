@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,12 @@ import (
 // build writes a minimal perf.data: one cpu-clock attribute sampling IP,
 // TID, PERIOD and CALLCHAIN, an MMAP2, a COMM and two samples, and a
 // hostname feature.
-func build(bo binary.ByteOrder) []byte {
+func build(bo binary.ByteOrder) []byte { return buildWith(bo, false) }
+
+// buildWith is build, and with dwarf the attribute samples the user
+// registers bp, sp and ip and 32 bytes of the user stack too (perf record
+// --call-graph dwarf), and an arch feature says x86_64.
+func buildWith(bo binary.ByteOrder, dwarf bool) []byte {
 	var data bytes.Buffer
 	rec := func(typ uint32, misc uint16, body []byte) {
 		binary.Write(&data, bo, typ)
@@ -35,7 +41,11 @@ func build(bo binary.ByteOrder) []byte {
 	rec(RecordComm, 1<<13, bytes.Clone(b.Bytes()))
 	for _, ip := range []uint64{0x400100, 0x400200} {
 		b.Reset()
-		w(ip, uint32(7), uint32(7), uint64(250000), uint64(3), MarkerUser, ip, uint64(0x400050))
+		w(ip, uint32(7), uint32(7), uint64(250000), uint64(3), markerUser, ip, uint64(0x400050))
+		if dwarf {
+			w(uint64(2), uint64(0x7ff0), uint64(0x7f00), ip) // regs: ABI 64, bp, sp, ip
+			w(uint64(32), uint64(0x400060), uint64(0), uint64(0), uint64(0), uint64(32))
+		}
 		rec(RecordSample, 2, bytes.Clone(b.Bytes()))
 	}
 	rec(99, 0, make([]byte, 8)) // unknown: skipped by size
@@ -57,13 +67,23 @@ func build(bo binary.ByteOrder) []byte {
 	featOff := dataOff + int64(data.Len())
 	out.Write(magic)
 	o(uint64(fileHeaderSize), uint64(attrSize), attrsOff, int64(attrSize), dataOff, int64(data.Len()), int64(0), int64(0))
-	o(uint64(1)<<featHostname, uint64(0), uint64(0), uint64(0))
+	features := uint64(1) << featHostname
+	if dwarf {
+		features |= 1 << featArch
+	}
+	o(features, uint64(0), uint64(0), uint64(0))
 	// the attribute: type 1 (software), size, config 0 (cpu-clock), period, sample_type
 	attr := make([]byte, 120)
 	bo.PutUint32(attr, 1)
 	bo.PutUint32(attr[4:], 120)
 	bo.PutUint64(attr[16:], 4000)
-	bo.PutUint64(attr[24:], SampleIP|SampleTID|SamplePeriod|SampleCallchain)
+	st := uint64(SampleIP | SampleTID | SamplePeriod | SampleCallchain)
+	if dwarf {
+		st |= SampleRegsUser | SampleStackUser
+		bo.PutUint64(attr[80:], 1<<6|1<<7|1<<8) // sample_regs_user
+		bo.PutUint32(attr[88:], 32)             // sample_stack_user
+	}
+	bo.PutUint64(attr[24:], st)
 	bo.PutUint64(attr[40:], 1<<10|1<<18|1<<25) // freq, sample_id_all, use_clockid
 	bo.PutUint32(attr[92:], 1)                 // clockid: CLOCK_MONOTONIC (perf record -k 1)
 	bo.PutUint64(attr[96:], 0xf0)              // sample_regs_intr
@@ -72,14 +92,23 @@ func build(bo binary.ByteOrder) []byte {
 	o(uint64(33))
 	out.Write(data.Bytes())
 	hostname := []byte("host\x00\x00\x00\x00")
-	o(featOff+16, int64(4+len(hostname)))
+	arch := []byte("x86_64\x00\x00")
+	entries := int64(1)
+	if dwarf {
+		entries = 2
+	}
+	o(featOff+16*entries, int64(4+len(hostname)))
+	if dwarf {
+		o(featOff+16*entries+int64(4+len(hostname)), int64(4+len(arch)))
+	}
 	o(uint32(len(hostname)))
 	out.Write(hostname)
+	if dwarf {
+		o(uint32(len(arch)))
+		out.Write(arch)
+	}
 	return out.Bytes()
 }
-
-// MarkerUser starts the user part of a callchain.
-const MarkerUser = ^uint64(0) - 512 + 1
 
 func open(t *testing.T, data []byte) (*File, error) {
 	t.Helper()
@@ -157,6 +186,7 @@ func TestBadInput(t *testing.T) {
 func FuzzPerfData(f *testing.F) {
 	f.Add(build(binary.LittleEndian))
 	f.Add(build(binary.BigEndian))
+	f.Add(buildWith(binary.LittleEndian, true))
 	if b, err := os.ReadFile("testdata/fuzz-seed.data"); err == nil {
 		f.Add(b)
 	}
@@ -167,4 +197,74 @@ func FuzzPerfData(f *testing.F) {
 		}
 		pf.Profile(Options{})
 	})
+}
+
+// TestSampleRegsAndStack decodes the fields --call-graph dwarf adds (the
+// user registers and stack), behind the RAW data and branch stack that
+// precede them when an event has those too, and refuses samples cut
+// inside them.
+func TestSampleRegsAndStack(t *testing.T) {
+	le := binary.LittleEndian
+	attr := Attr{SampleType: SampleIP | SampleTID | SampleCallchain | SampleRaw | SampleBranch | SampleRegsUser | SampleStackUser,
+		RegsUser: 1<<6 | 1<<7 | 1<<8, BranchSampleTy: 1 << 17}
+	f := &File{Name: "x.data", ByteOrder: le, Attrs: []Attr{attr}}
+	var b []byte
+	u64 := func(vs ...uint64) {
+		for _, v := range vs {
+			b = le.AppendUint64(b, v)
+		}
+	}
+	u64(0x401000)                               // ip
+	b = append(b, 7, 0, 0, 0, 8, 0, 0, 0)       // pid, tid
+	u64(2, MarkerKernel, 0xffffffff81000000)    // callchain
+	b = append(b, 4, 0, 0, 0, 'r', 'a', 'w', 0) // raw: size 4, data
+	u64(1, 99, 1, 2, 3)                         // branches: 1, hw_idx, one entry
+	u64(2, 0x7010, 0x7000, 0x401000)            // regs: abi 64, bp, sp, ip
+	u64(16, 0x1111, 0x2222, 8)                  // stack: 16 bytes, 8 filled
+	var rec Record
+	if !f.sample(&rec, b) {
+		t.Fatal("sample not decoded")
+	}
+	if !slices.Equal(rec.RegsUser, []uint64{0x7010, 0x7000, 0x401000}) || len(rec.StackUser) != 8 || le.Uint64(rec.StackUser) != 0x1111 ||
+		rec.PID != 7 || rec.TID != 8 || len(rec.Callchain) != 2 {
+		t.Errorf("decoded %+v", rec)
+	}
+	for cut := 1; cut < len(b); cut++ {
+		var r Record
+		if f.sample(&r, b[:cut]) {
+			t.Errorf("a sample cut at %d of %d bytes decodes", cut, len(b))
+		}
+	}
+	// A kernel thread: no registers (ABI none), no stack.
+	k := b[:8+8+24+8+8+8+24]
+	k = le.AppendUint64(k, 0)
+	k = le.AppendUint64(k, 0)
+	rec = Record{}
+	if !f.sample(&rec, k) || len(rec.RegsUser) != 0 || len(rec.StackUser) != 0 {
+		t.Errorf("kernel thread's sample: %+v", rec)
+	}
+}
+
+// TestDwarfRecording: a recording with user registers and stacks is
+// unwound; a file it cannot read ends the stacks with a note naming it,
+// and a user callchain the kernel gave, longer than what was unwound,
+// stays.
+func TestDwarfRecording(t *testing.T) {
+	f, err := open(t, buildWith(binary.LittleEndian, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Arch != "x86_64" || f.Attrs[0].RegsUser != 1<<6|1<<7|1<<8 {
+		t.Fatalf("arch %q, regs %#x", f.Arch, f.Attrs[0].RegsUser)
+	}
+	p, conv, err := f.Profile(Options{BuildIDDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 2 || len(p.Sample[0].Location) != 2 || p.Sample[0].Location[0].Address != 0x400100 {
+		t.Errorf("samples %v", p.Sample)
+	}
+	if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], "user stacks end at /bin/prog") {
+		t.Errorf("notes %q", conv.Notes)
+	}
 }

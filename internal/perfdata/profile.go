@@ -38,6 +38,11 @@ type Options struct {
 	// first sample in it is read, while the rest are: a symbolizer can
 	// start indexing the file then.
 	FileUsed func(file string)
+	// BuildIDDir is perf's build-ID cache ($PERF_BUILDID_DIR, by default
+	// $HOME/.debug), where a recording made with --call-graph dwarf finds
+	// the files it unwinds through when they are no longer where they
+	// were recorded; "" for none.
+	BuildIDDir string
 	// Replay, if not nil, is called once the jitdump files the recording
 	// references are known (as in Conversion.JITFiles), before the
 	// samples are read; the JITReplay it returns, if not nil, names the
@@ -76,10 +81,13 @@ type mmapping struct {
 // Profile converts the recording into a pprof profile: for each event, a
 // sample count and the sum of the periods (as perf report weighs
 // samples); a location per address (callers' return addresses less one,
-// so that lines point at the call), with the mapping the process had
-// there; labels pid, tid and comm. Anonymous executable mappings (JIT
+// so that lines point at the call; the first frame of the kernel's and
+// of the user's part of a stack as it is), with the mapping the process
+// had there; labels pid, tid and comm. Anonymous executable mappings (JIT
 // code) get no file name, for the JIT stage; kernel frames are named from
-// opts.Kallsyms when the kernel matches.
+// opts.Kallsyms when the kernel matches. User stacks recorded with
+// --call-graph dwarf are unwound (package cfi) with the call frame
+// information of the files mapped, or their copies in opts.BuildIDDir.
 func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	conv := &Conversion{}
 	// The kernel's symbols are read while the records are.
@@ -183,13 +191,6 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		attrIndex[&f.Attrs[i]] = i
 	}
 
-	for i := range f.Attrs {
-		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 || st&SampleRegsUser != 0 {
-			conv.Notes = append(conv.Notes, "recorded with --call-graph dwarf: the stacks are the leaf and what the kernel's callchain has; "+
-				"the user stacks need frame pointers (--call-graph fp) or LBR (--call-graph lbr) to be read here")
-			break
-		}
-	}
 	var ksyms *kallsyms
 	if len(kernel) > 0 {
 		switch {
@@ -254,6 +255,14 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		return nil
 	}
+
+	noted := map[string]bool{}
+	unw := newUnwinder(f, opts, lookup, func(n string) {
+		if !noted[n] {
+			noted[n] = true
+			conv.Notes = append(conv.Notes, n)
+		}
+	})
 
 	type locKey struct {
 		m    *profile.Mapping
@@ -346,6 +355,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	same := map[string]*profile.Sample{}
 	var key []byte
 	var stack []*profile.Location
+	var unwound []uint64
 	err = f.Records(func(r *Record) bool {
 		if r.Type != RecordSample {
 			return true
@@ -359,16 +369,36 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		stack = stack[:0]
 		frames := r.Callchain
+		if unw != nil && len(r.RegsUser) > 0 {
+			// The kernel's callchain (to its user context marker), then
+			// the user stack unwound, unless the callchain has a longer
+			// user part of its own.
+			kernel, user := r.Callchain, 0
+			if k := slices.Index(r.Callchain, markerUser); k >= 0 {
+				kernel, user = r.Callchain[:k], len(r.Callchain)-k-1
+			}
+			unwound = append(append(unwound[:0], kernel...), markerUser)
+			unwound = unw.unwind(unwound, r.PID, r.RegsUser, r.StackUser)
+			if len(unwound)-len(kernel)-1 > user {
+				frames = unwound
+			}
+		}
 		if len(frames) == 0 {
 			frames = []uint64{r.IP}
 		}
+		exact := true
 		for _, ip := range frames {
 			if IsContextMarker(ip) {
+				// The first frame of a context is where the thread was
+				// in it (user code at its entry to the kernel), not a
+				// return address.
+				exact = true
 				continue
 			}
-			if len(stack) > 0 && ip > 0 {
+			if !exact && ip > 0 {
 				ip-- // a return address: the call is before it
 			}
+			exact = false
 			if l := replayedLocation(r.PID, ip, r.Time); l != nil {
 				stack = append(stack, l)
 				continue

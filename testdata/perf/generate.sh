@@ -6,7 +6,13 @@
 #   single.data   work.c in one thread          (perf record -g)
 #   threads.data  work.c in three threads       (perf record -g)
 #   procs.data    work.c in three processes     (perf record -g)
-#   dwarf.data    work.c in one thread          (perf record --call-graph dwarf)
+#   dwarf.data    work.c built without frame pointers (gcc -O2
+#                 -fomit-frame-pointer), in three threads
+#                 (perf record --call-graph dwarf), and dwarf.script, the
+#                 stacks perf script unwinds from it (-F ip,dso --no-inline)
+#   dwarf-clock.data  the same program reading the clock (time in the
+#                 vDSO), and dwarf-clock.script; perf's build-ID cache of
+#                 both recordings in buildid/
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
@@ -26,6 +32,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 perf=$(command -v perf) || { echo "generate.sh: perf not found (apt-get install linux-perf)" >&2; exit 1; }
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$out/work" "$here/work.c"
+gcc -O2 -g -fomit-frame-pointer -pthread -o "$out/work-nofp" "$here/work.c"
 
 record() { # NAME ARGS...
   local name=$1
@@ -40,7 +47,15 @@ report() { # NAME DATA
 record single "$out/work" single 300
 record threads "$out/work" threads 150
 record procs "$out/work" procs 150
-"$perf" record -q -e cpu-clock -F 2000 --call-graph dwarf -o "$out/dwarf.data" "$out/work" single 100 >/dev/null 2>&1
+# perf keeps a copy of each file sampled (the vDSO's too) in its build-ID
+# cache, here buildid/; pprof unwinds through them with PERF_BUILDID_DIR
+# set to it (perf sets that variable for the scripts it runs).
+cache=(--buildid-dir "$out/buildid")
+"$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
+"$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-clock.data" "$out/work-nofp" clock 400 >/dev/null 2>&1
+for n in dwarf dwarf-clock; do
+  "$perf" "${cache[@]}" script -i "$out/$n.data" -F ip,dso --no-inline >"$out/$n.script" 2>/dev/null
+done
 for n in single threads procs dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then

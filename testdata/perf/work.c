@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,17 @@ __attribute__((noinline)) unsigned long warm_copy(unsigned long n) {
   static char a[1 << 16], b[1 << 16];
   for (unsigned long i = 0; i < n; i++) memcpy(a, b, sizeof a);
   return a[7];
+}
+
+// clock_read reads the clock in a loop: the time goes to the vDSO.
+__attribute__((noinline)) long clock_read(long n) {
+  struct timespec ts;
+  long s = 0;
+  for (long i = 0; i < n; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    s += ts.tv_nsec;
+  }
+  return s;
 }
 
 static void work(int rounds) {
@@ -55,6 +67,8 @@ int main(int argc, char **argv) {
       }
     while (wait(NULL) > 0) {
     }
+  } else if (strcmp(mode, "clock") == 0) {
+    sink += clock_read(100000L * rounds);
   } else {
     work(rounds);
   }

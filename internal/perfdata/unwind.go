@@ -1,0 +1,200 @@
+package perfdata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+
+	"github.com/jitpprof/pprof/internal/cfi"
+	"github.com/jitpprof/pprof/internal/elfrel"
+)
+
+// maxUnwound bounds the user frames unwound for one sample; perf's own
+// limit (kernel.perf_event_max_stack) is 127 by default.
+const maxUnwound = 512
+
+// A perfArch maps perf's user registers (the bits of sample_regs_user)
+// to DWARF's numbering.
+type perfArch struct {
+	arch   *cfi.Arch
+	dwarf  []int // by perf register index: the DWARF number, or -1
+	pc, sp int   // perf's indexes of the pc and the stack pointer
+}
+
+// perfArches are the machines whose recordings are unwound, by uname -m.
+var perfArches = map[string]*perfArch{
+	// arch/x86/include/uapi/asm/perf_regs.h: AX BX CX DX SI DI BP SP IP
+	// FLAGS CS SS DS ES FS GS R8-R15.
+	"x86_64": {arch: cfi.X86_64, pc: 8, sp: 7,
+		dwarf: []int{0, 3, 2, 1, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1, 8, 9, 10, 11, 12, 13, 14, 15}},
+	// arch/arm64/include/uapi/asm/perf_regs.h: X0-X30, SP, PC.
+	"aarch64": {arch: cfi.ARM64, pc: 32, sp: 31,
+		dwarf: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, -1}},
+}
+
+// unwinder unwinds the user stacks of a recording made with perf record
+// --call-graph dwarf: each sample has the thread's registers and a copy
+// of the top of its stack, and the call frame information of the files
+// mapped there tells where each caller's frame is.
+type unwinder struct {
+	pa         *perfArch
+	mask       uint64 // sample_regs_user
+	byteOrder  binary.ByteOrder
+	buildIDDir string
+	buildIDs   map[string][]byte // the recording's, by file name
+	lookup     func(pid uint32, addr uint64) *mmapping
+	note       func(string)
+	files      map[string]*cfi.File // by file name and build ID; nil: unusable
+}
+
+// newUnwinder returns the unwinder for f's samples, nil if they have no
+// user registers and stacks or f's machine is not one unwound (which a
+// note then says).
+func newUnwinder(f *File, opts Options, lookup func(uint32, uint64) *mmapping, note func(string)) *unwinder {
+	var attr *Attr
+	for i := range f.Attrs {
+		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
+			attr = &f.Attrs[i]
+			break
+		}
+	}
+	if attr == nil {
+		return nil
+	}
+	pa := perfArches[f.Arch]
+	if pa == nil {
+		note(fmt.Sprintf("recorded with --call-graph dwarf on %q: user stacks are unwound for x86_64 and aarch64 recordings only; the stacks are the leaf and the kernel's callchain", f.Arch))
+		return nil
+	}
+	for _, a := range f.Attrs {
+		if a.RegsUser != attr.RegsUser {
+			note("recorded with --call-graph dwarf, events with different user registers: the stacks are the leaf and the kernel's callchain")
+			return nil
+		}
+	}
+	if attr.RegsUser&(1<<pa.pc) == 0 || attr.RegsUser&(1<<pa.sp) == 0 {
+		note("recorded with --call-graph dwarf without the pc and stack pointer: the stacks are the leaf and the kernel's callchain")
+		return nil
+	}
+	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, buildIDDir: opts.BuildIDDir,
+		buildIDs: f.BuildIDs, lookup: lookup, note: note, files: map[string]*cfi.File{}}
+}
+
+// unwind appends to frames the user pc of a sample with user registers
+// regs and stack copy stack, and the return addresses of its callers.
+func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []byte) []uint64 {
+	var r cfi.Regs
+	var pc, sp uint64
+	var havePC, haveSP bool
+	mask := u.mask
+	for k := 0; mask != 0 && k < len(regs); k++ {
+		i := bits.TrailingZeros64(mask)
+		mask &= mask - 1
+		switch i {
+		case u.pa.pc:
+			pc, havePC = regs[k], true
+		case u.pa.sp:
+			sp, haveSP = regs[k], true
+		}
+		if i < len(u.pa.dwarf) && u.pa.dwarf[i] >= 0 {
+			r.Set(u.pa.dwarf[i], regs[k])
+		}
+	}
+	if !havePC || !haveSP || pc == 0 {
+		return frames
+	}
+	frames = append(frames, pc)
+	bo := u.byteOrder
+	mem := func(addr uint64) (uint64, bool) {
+		if addr < sp || addr-sp > uint64(len(stack)) || uint64(len(stack))-(addr-sp) < 8 {
+			return 0, false
+		}
+		return bo.Uint64(stack[addr-sp:]), true
+	}
+	find := func(pc uint64) (*cfi.Table, uint64, bool) {
+		mm := u.lookup(pid, pc)
+		if mm == nil || mm.file == "" {
+			return nil, 0, false // anonymous memory: JIT code has no tables
+		}
+		cf := u.file(mm)
+		if cf == nil {
+			return nil, 0, false
+		}
+		bias, ok := cf.Bias(mm.start, mm.offset, pc)
+		return cf.Table, bias, ok
+	}
+	rets, _ := cfi.Unwind(u.pa.arch, r, pc, mem, find, maxUnwound)
+	return append(frames, rets...)
+}
+
+// file returns the call frame information of mm's file: the file itself
+// if its build ID is the recording's (or the recording has none), else
+// perf's copy in its build-ID cache (perf record keeps one of each file
+// sampled, the vDSO included); nil, said once, if neither is usable.
+func (u *unwinder) file(mm *mmapping) *cfi.File {
+	id := mm.buildID
+	if id == nil {
+		id = u.buildIDs[mm.file]
+	}
+	key := mm.file + "\x00" + string(id)
+	if cf, ok := u.files[key]; ok {
+		return cf
+	}
+	var candidates []string
+	if filepath.IsAbs(mm.file) {
+		candidates = append(candidates, mm.file)
+	}
+	if len(id) > 1 && u.buildIDDir != "" {
+		// perf's cache: .build-id/xx/rest links to a directory holding
+		// the file as "elf", or as "vdso" for the vDSO.
+		hex := fmt.Sprintf("%x", id)
+		dir := filepath.Join(u.buildIDDir, ".build-id", hex[:2], hex[2:])
+		candidates = append(candidates, filepath.Join(dir, "elf"), filepath.Join(dir, "vdso"))
+	}
+	var cf *cfi.File
+	var why error
+	for _, c := range candidates {
+		f, err := u.open(c, id)
+		if err == nil {
+			cf = f
+			break
+		}
+		if why == nil || !errors.Is(err, os.ErrNotExist) {
+			why = err
+		}
+	}
+	u.files[key] = cf
+	if cf == nil {
+		if why == nil {
+			why = errors.New("not found")
+		}
+		u.note(fmt.Sprintf("user stacks end at %s: %v", mm.file, why))
+	}
+	return cf
+}
+
+// errOtherBuild: a file is not the one recorded.
+var errOtherBuild = errors.New("its build ID is not the recording's")
+
+func (u *unwinder) open(path string, id []byte) (*cfi.File, error) {
+	ef, err := elfrel.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	cf, err := cfi.OpenELF(ef)
+	if cf == nil {
+		return nil, err
+	}
+	if id != nil && cf.BuildID != nil && !bytes.Equal(id, cf.BuildID) {
+		return nil, fmt.Errorf("%s: %w", path, errOtherBuild)
+	}
+	if err != nil {
+		u.note(err.Error()) // damaged: what was read is used
+	}
+	return cf, nil
+}
