@@ -220,8 +220,9 @@ func TestPerfDataReplayGolden(t *testing.T) {
 // holds). Their user stacks only call frame information describes. Each
 // sample's user stack must be the one perf script unwinds (with libunwind
 // or libdw) from the same file: the same frames, in the same files, at
-// the same addresses, for at least 99% of the samples. Without the cache
-// the vDSO's callers are lost, and pprof says so.
+// the same addresses, for at least 99% of the samples; the vDSO's
+// functions are named. Without the cache the vDSO's names and callers
+// are lost, and pprof says so.
 func TestPerfDataDwarfUnwinding(t *testing.T) {
 	dir := freshPerfDir(t)
 	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
@@ -271,7 +272,16 @@ func TestPerfDataDwarfUnwinding(t *testing.T) {
 			if vdso*2 < samples {
 				t.Errorf("%d of %d samples go from the vDSO to the program", vdso, samples)
 			}
-			// Without perf's cache, the vDSO's callers are lost.
+			// Its functions are named from perf's copy, as perf names them.
+			r := runPProf(t, t.TempDir(), cache, "-top", data)
+			if top := topShares(string(r.stdout)); top["__vdso_clock_gettime"] < 50 {
+				t.Errorf("__vdso_clock_gettime has %.2f%% of the samples:\n%s", top["__vdso_clock_gettime"], r.stdout)
+			}
+			// Without perf's cache, the vDSO's functions and callers are
+			// lost.
+			if r := runPProf(t, t.TempDir(), nil, "-top", data); strings.Contains(string(r.stdout), "__vdso_clock_gettime") {
+				t.Errorf("the vDSO named without its file:\n%s", r.stdout)
+			}
 			got, stderr = pprofUserStacks(t, data, nil)
 			if !strings.Contains(stderr, "user stacks end at [vdso]") {
 				t.Errorf("no note about the vDSO without perf's build-ID cache:\n%s", stderr)

@@ -52,11 +52,11 @@ var (
 // A Table is the call frame information of one file: its frame
 // description entries sorted by the code they cover.
 type Table struct {
-	name  string
-	arch  *Arch
-	fdes  []fde
-	bo    binary.ByteOrder
-	ptr   int // bytes of an address: 4 or 8
+	name string
+	arch *Arch
+	fdes []fde
+	bo   binary.ByteOrder
+	ptr  int // bytes of an address: 4 or 8
 }
 
 // An fde is one frame description entry: the code [lo, hi) and its

@@ -73,12 +73,17 @@ func OpenELF(f *elfrel.File) (*File, error) {
 // offset offset (as /proc/PID/maps and perf's MMAP records give them);
 // ok is false if no loadable segment holds pc.
 func (f *File) Bias(start, offset, pc uint64) (bias uint64, ok bool) {
+	return LoadBias(f.loads, start, offset, pc)
+}
+
+// LoadBias is [File.Bias] for a file whose program headers are progs.
+func LoadBias(progs []elf.ProgHeader, start, offset, pc uint64) (bias uint64, ok bool) {
 	if pc < start {
 		return 0, false
 	}
 	off := pc - start + offset
-	for _, p := range f.loads {
-		if off >= p.Off && off-p.Off < p.Filesz {
+	for _, p := range progs {
+		if p.Type == elf.PT_LOAD && off >= p.Off && off-p.Off < p.Filesz {
 			vaddr := off - p.Off + p.Vaddr
 			return pc - vaddr, true
 		}

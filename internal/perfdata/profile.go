@@ -257,7 +257,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 
 	noted := map[string]bool{}
-	unw := newUnwinder(f, opts, lookup, func(n string) {
+	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: f.BuildIDs}
+	vdso := &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
+	unw := newUnwinder(f, finder, lookup, func(n string) {
 		if !noted[n] {
 			noted[n] = true
 			conv.Notes = append(conv.Notes, n)
@@ -281,16 +283,23 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			return l
 		}
 		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: addr, Mapping: m}
-		if ksyms != nil && addr >= 1<<63 {
-			if name := ksyms.lookup(addr); name != "" {
-				fn := funcs[name]
-				if fn == nil {
-					fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
-					funcs[name] = fn
-					p.Function = append(p.Function, fn)
-				}
-				l.Line = []profile.Line{{Function: fn}}
+		name := ""
+		switch {
+		case ksyms != nil && addr >= 1<<63:
+			name = ksyms.lookup(addr)
+		case mm != nil && mm.file == "[vdso]":
+			if name = vdso.name(mm, addr); name != "" {
+				m.HasFunctions = true
 			}
+		}
+		if name != "" {
+			fn := funcs[name]
+			if fn == nil {
+				fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+				funcs[name] = fn
+				p.Function = append(p.Function, fn)
+			}
+			l.Line = []profile.Line{{Function: fn}}
 		}
 		locs[k] = l
 		p.Location = append(p.Location, l)

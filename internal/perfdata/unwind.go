@@ -1,16 +1,11 @@
 package perfdata
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
-	"os"
-	"path/filepath"
 
 	"github.com/jitpprof/pprof/internal/cfi"
-	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // maxUnwound bounds the user frames unwound for one sample; perf's own
@@ -41,20 +36,19 @@ var perfArches = map[string]*perfArch{
 // of the top of its stack, and the call frame information of the files
 // mapped there tells where each caller's frame is.
 type unwinder struct {
-	pa         *perfArch
-	mask       uint64 // sample_regs_user
-	byteOrder  binary.ByteOrder
-	buildIDDir string
-	buildIDs   map[string][]byte // the recording's, by file name
-	lookup     func(pid uint32, addr uint64) *mmapping
-	note       func(string)
-	files      map[string]*cfi.File // by file name and build ID; nil: unusable
+	pa        *perfArch
+	mask      uint64 // sample_regs_user
+	byteOrder binary.ByteOrder
+	finder    *fileFinder
+	lookup    func(pid uint32, addr uint64) *mmapping
+	note      func(string)
+	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
 }
 
 // newUnwinder returns the unwinder for f's samples, nil if they have no
 // user registers and stacks or f's machine is not one unwound (which a
 // note then says).
-func newUnwinder(f *File, opts Options, lookup func(uint32, uint64) *mmapping, note func(string)) *unwinder {
+func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, note func(string)) *unwinder {
 	var attr *Attr
 	for i := range f.Attrs {
 		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
@@ -80,8 +74,8 @@ func newUnwinder(f *File, opts Options, lookup func(uint32, uint64) *mmapping, n
 		note("recorded with --call-graph dwarf without the pc and stack pointer: the stacks are the leaf and the kernel's callchain")
 		return nil
 	}
-	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, buildIDDir: opts.BuildIDDir,
-		buildIDs: f.BuildIDs, lookup: lookup, note: note, files: map[string]*cfi.File{}}
+	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, finder: finder,
+		lookup: lookup, note: note, files: map[string]*cfi.File{}}
 }
 
 // unwind appends to frames the user pc of a sample with user registers
@@ -131,70 +125,25 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 	return append(frames, rets...)
 }
 
-// file returns the call frame information of mm's file: the file itself
-// if its build ID is the recording's (or the recording has none), else
-// perf's copy in its build-ID cache (perf record keeps one of each file
-// sampled, the vDSO included); nil, said once, if neither is usable.
+// file returns the call frame information of mm's file (see
+// fileFinder.open); nil, said once, if there is none to use.
 func (u *unwinder) file(mm *mmapping) *cfi.File {
-	id := mm.buildID
-	if id == nil {
-		id = u.buildIDs[mm.file]
-	}
-	key := mm.file + "\x00" + string(id)
+	key := u.finder.key(mm)
 	if cf, ok := u.files[key]; ok {
 		return cf
 	}
-	var candidates []string
-	if filepath.IsAbs(mm.file) {
-		candidates = append(candidates, mm.file)
-	}
-	if len(id) > 1 && u.buildIDDir != "" {
-		// perf's cache: .build-id/xx/rest links to a directory holding
-		// the file as "elf", or as "vdso" for the vDSO.
-		hex := fmt.Sprintf("%x", id)
-		dir := filepath.Join(u.buildIDDir, ".build-id", hex[:2], hex[2:])
-		candidates = append(candidates, filepath.Join(dir, "elf"), filepath.Join(dir, "vdso"))
-	}
 	var cf *cfi.File
-	var why error
-	for _, c := range candidates {
-		f, err := u.open(c, id)
-		if err == nil {
-			cf = f
-			break
-		}
-		if why == nil || !errors.Is(err, os.ErrNotExist) {
-			why = err
+	ef, err := u.finder.open(mm)
+	if err == nil {
+		cf, err = cfi.OpenELF(ef)
+		ef.Close()
+		if cf != nil && err != nil {
+			u.note(err.Error()) // damaged: what was read is used
 		}
 	}
 	u.files[key] = cf
 	if cf == nil {
-		if why == nil {
-			why = errors.New("not found")
-		}
-		u.note(fmt.Sprintf("user stacks end at %s: %v", mm.file, why))
+		u.note(fmt.Sprintf("user stacks end at %s: %v", mm.file, err))
 	}
 	return cf
-}
-
-// errOtherBuild: a file is not the one recorded.
-var errOtherBuild = errors.New("its build ID is not the recording's")
-
-func (u *unwinder) open(path string, id []byte) (*cfi.File, error) {
-	ef, err := elfrel.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer ef.Close()
-	cf, err := cfi.OpenELF(ef)
-	if cf == nil {
-		return nil, err
-	}
-	if id != nil && cf.BuildID != nil && !bytes.Equal(id, cf.BuildID) {
-		return nil, fmt.Errorf("%s: %w", path, errOtherBuild)
-	}
-	if err != nil {
-		u.note(err.Error()) // damaged: what was read is used
-	}
-	return cf, nil
 }
