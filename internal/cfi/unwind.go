@@ -40,6 +40,8 @@ var (
 	ErrMemory = errors.New("a saved register is outside the stack copy")
 	// ErrNoProgress: the caller's stack pointer is not above the callee's.
 	ErrNoProgress = errors.New("the stack pointer does not move up")
+	// ErrWork: the work Unwind was given is spent.
+	ErrWork = errors.New("the unwinding work allowed is spent")
 )
 
 // A StepError is an error of the table at an address.
@@ -62,9 +64,21 @@ func (e *StepError) Unwrap() error { return e.Err }
 // was interrupted: its pc is exact), and end true for the outermost
 // frame (the return address column is undefined, as in _start).
 func (t *Table) Step(addr uint64, regs *Regs, mem Memory) (caller Regs, ret uint64, signal, end bool, err error) {
+	return t.step(addr, regs, mem, nil)
+}
+
+// step is Step, taking the bytes of instructions it runs from *work, if
+// work is not nil, and failing with ErrWork once none are left.
+func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, signal, end bool, err error) {
 	f, ok := t.find(addr)
 	if !ok {
 		return caller, 0, false, false, ErrNoEntry
+	}
+	if work != nil {
+		if *work <= 0 {
+			return caller, 0, false, false, ErrWork
+		}
+		*work -= int64(len(f.cie.instr) + len(f.instr))
 	}
 	fail := func(err error) (Regs, uint64, bool, bool, error) {
 		return caller, 0, false, false, &StepError{File: t.name, Addr: addr, Err: err}
@@ -170,8 +184,11 @@ type Finder func(pc uint64) (t *Table, bias uint64, ok bool)
 // is pc. It stops at the outermost frame, after max addresses, or at the
 // first frame it cannot unwind: then err says why, and the addresses
 // before it are still returned (perf keeps a copy of the top of the
-// stack only, so a deep stack ends in ErrMemory).
-func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int) (rets []uint64, err error) {
+// stack only, so a deep stack ends in ErrMemory). If work is not nil,
+// Unwind takes from it the bytes of call frame instructions it runs and
+// stops with ErrWork when none are left: with it, a caller unwinding
+// many stacks bounds the time damaged or hostile tables can cost.
+func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int, work *int64) (rets []uint64, err error) {
 	exact := true
 	if arch.PC >= 0 {
 		regs.Set(arch.PC, pc)
@@ -185,7 +202,7 @@ func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int) 
 		if !exact {
 			addr--
 		}
-		caller, ret, signal, end, err := t.Step(addr, &regs, mem)
+		caller, ret, signal, end, err := t.step(addr, &regs, mem, work)
 		if err != nil || end || ret == 0 {
 			return rets, err
 		}

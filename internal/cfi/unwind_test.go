@@ -87,7 +87,7 @@ func TestUnwindX86(t *testing.T) {
 	var regs Regs
 	regs.Set(7, 0x7000)
 	regs.Set(6, 0x7010)
-	rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 100)
+	rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 100, nil)
 	if err != nil || !slices.Equal(rets, []uint64{bias + 0x2050, bias + 0x3020}) {
 		t.Errorf("Unwind: %#x, %v; want mid's and top's return addresses", rets, err)
 	}
@@ -99,16 +99,16 @@ func TestUnwindX86(t *testing.T) {
 	}
 
 	// The stack copy ends before mid's frame: one return address.
-	rets, err = Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack[:2]...), find, 100)
+	rets, err = Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack[:2]...), find, 100, nil)
 	if !errors.Is(err, ErrMemory) || !slices.Equal(rets, []uint64{bias + 0x2050}) {
 		t.Errorf("short stack: %#x, %v", rets, err)
 	}
 	// No table for the pc.
-	if rets, err := Unwind(X86_64, regs, bias+0x5000, stackMem(0x7000, stack...), find, 100); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
+	if rets, err := Unwind(X86_64, regs, bias+0x5000, stackMem(0x7000, stack...), find, 100, nil); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
 		t.Errorf("no FDE: %#x, %v", rets, err)
 	}
 	// At most max.
-	if rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 1); err != nil || len(rets) != 1 {
+	if rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 1, nil); err != nil || len(rets) != 1 {
 		t.Errorf("max 1: %#x, %v", rets, err)
 	}
 	// A return address that leads back with the stack pointer not moving
@@ -118,9 +118,28 @@ func TestUnwindX86(t *testing.T) {
 	low.Set(7, 0x7000)
 	if _, err := Unwind(X86_64, low, bias+0x1010, func(a uint64) (uint64, bool) { return loop[0], true }, func(pc uint64) (*Table, uint64, bool) {
 		return tab, bias, true
-	}, 1000); err != nil {
+	}, 1000, nil); err != nil {
 		// the CFA moves up 8 each frame: bounded by max, not an error
 		t.Errorf("loop: %v", err)
+	}
+
+	// The work allowed: each step costs its entry's instructions and its
+	// CIE's; a step starts while some is left.
+	cost := func(addr uint64) int64 {
+		f, _ := tab.find(addr)
+		return int64(len(f.cie.instr) + len(f.instr))
+	}
+	leaf, mid := cost(0x1010), cost(0x204f)
+	for _, tc := range []struct {
+		work int64
+		n    int
+		err  error
+	}{{1, 1, ErrWork}, {leaf, 1, ErrWork}, {leaf + 1, 2, ErrWork}, {leaf + mid, 2, ErrWork}, {leaf + mid + 1, 2, nil}} {
+		work := tc.work
+		rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 100, &work)
+		if len(rets) != tc.n || !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
+			t.Errorf("work %d: %#x, %v; want %d addresses and %v", tc.work, rets, err, tc.n, tc.err)
+		}
 	}
 
 	// The PLT's expression: rsp+8, or rsp+16 from the entry's 11th byte.
@@ -154,7 +173,7 @@ func TestUnwindARM64(t *testing.T) {
 	regs.Set(29, 0x7000) // mid's frame record at sp
 	regs.Set(30, 0x2050) // lr: leaf returns into mid
 	stack := []uint64{0x7400, 0x3020}
-	rets, err := Unwind(ARM64, regs, 0x1010, stackMem(0x7000, stack...), func(pc uint64) (*Table, uint64, bool) { return tab, 0, true }, 100)
+	rets, err := Unwind(ARM64, regs, 0x1010, stackMem(0x7000, stack...), func(pc uint64) (*Table, uint64, bool) { return tab, 0, true }, 100, nil)
 	if err != nil || !slices.Equal(rets, []uint64{0x2050, 0x3020}) {
 		t.Errorf("Unwind: %#x, %v; want mid's and top's return addresses", rets, err)
 	}
@@ -233,6 +252,7 @@ func FuzzTable(f *testing.F) {
 		}
 		mem := func(a uint64) (uint64, bool) { return a ^ 0x55, a&7 == 0 }
 		tab.Step(pc, &regs, mem)
-		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return tab, 0, true }, 64)
+		work := int64(1 << 16)
+		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return tab, 0, true }, 64, &work)
 	})
 }

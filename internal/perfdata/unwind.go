@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -43,7 +44,20 @@ type unwinder struct {
 	lookup    func(pid uint32, addr uint64) *mmapping
 	note      func(string)
 	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
+	// work is the bytes of call frame instructions unwinding may still
+	// run: linear in the recording's size, so that damaged or hostile
+	// tables (a huge entry every frame of every sample runs) cannot
+	// make reading it take without bound. Real recordings use a small
+	// part of it: a sample's frames run a few hundred bytes.
+	work int64
 }
+
+// Work allowed: workPerByte bytes of instructions per byte of the
+// recording, and workBase more.
+const (
+	workPerByte = 16
+	workBase    = 1 << 28
+)
 
 // newUnwinder returns the unwinder for f's samples, nil if they have no
 // user registers and stacks or f's machine is not one unwound (which a
@@ -75,7 +89,7 @@ func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapp
 		return nil
 	}
 	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, finder: finder,
-		lookup: lookup, note: note, files: map[string]*cfi.File{}}
+		lookup: lookup, note: note, files: map[string]*cfi.File{}, work: workBase + workPerByte*f.size}
 }
 
 // unwind appends to frames the user pc of a sample with user registers
@@ -121,7 +135,10 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 		bias, ok := cf.Bias(mm.start, mm.offset, pc)
 		return cf.Table, bias, ok
 	}
-	rets, _ := cfi.Unwind(u.pa.arch, r, pc, mem, find, maxUnwound)
+	rets, err := cfi.Unwind(u.pa.arch, r, pc, mem, find, maxUnwound, &u.work)
+	if errors.Is(err, cfi.ErrWork) {
+		u.note("user stacks are not unwound further: the files' call frame information takes more work than any recording of this size needs (damaged tables?)")
+	}
 	return append(frames, rets...)
 }
 
