@@ -38,15 +38,19 @@ type Arch struct {
 	// address of a caller's frame lies at least: 8 on x86-64 (the pushed
 	// return address), 0 on AArch64.
 	MinCFA uint64
+	// FP is the DWARF number of the frame pointer (rbp, x29): code
+	// without tables (JIT code) is unwound by it, as a frame record of
+	// the caller's frame pointer and the return address.
+	FP int
 }
 
 // The architectures unwound.
 var (
 	// X86_64: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7,
 	// r8-r15 8-15, return address 16 (System V psABI, figure 3.36).
-	X86_64 = &Arch{Name: "x86-64", SP: 7, PC: 16, MinCFA: 8}
+	X86_64 = &Arch{Name: "x86-64", SP: 7, PC: 16, MinCFA: 8, FP: 6}
 	// ARM64: x0-x30 0-30, sp 31 (DWARF for the Arm 64-bit architecture).
-	ARM64 = &Arch{Name: "AArch64", SP: 31, PC: -1}
+	ARM64 = &Arch{Name: "AArch64", SP: 31, PC: -1, FP: 29}
 )
 
 // A Table is the call frame information of one file: its frame

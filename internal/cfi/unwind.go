@@ -176,8 +176,34 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 
 // A Finder returns the table of the code at runtime address pc, and the
 // difference between runtime and file addresses there; ok is false when
-// pc is in no file it has a table for.
+// pc is in no code it knows. A nil table with ok true is code without
+// tables (JIT code in anonymous memory): its frame is unwound by the
+// frame pointer, as are frames of code a table has no entry for.
 type Finder func(pc uint64) (t *Table, bias uint64, ok bool)
+
+// fpStep unwinds a frame by its frame pointer: the frame record it points
+// at holds the caller's frame pointer and the return address (x86-64's
+// push rbp after the call; AArch64's stp x29, x30), and the caller's
+// stack pointer is just above it.
+func fpStep(arch *Arch, regs *Regs, mem Memory) (caller Regs, ret uint64, err error) {
+	fp, ok1 := regs.Get(arch.FP)
+	sp, ok2 := regs.Get(arch.SP)
+	if !ok1 || !ok2 || fp < sp || fp%8 != 0 {
+		return caller, 0, ErrNoEntry // not a frame pointer of this stack
+	}
+	saved, ok1 := mem(fp)
+	ret, ok2 = mem(fp + 8)
+	if !ok1 || !ok2 {
+		return caller, 0, ErrMemory
+	}
+	caller = *regs
+	caller.Set(arch.FP, saved)
+	caller.Set(arch.SP, fp+16)
+	if arch.PC >= 0 {
+		caller.Set(arch.PC, ret)
+	}
+	return caller, ret, nil
+}
 
 // Unwind returns the return addresses of the calls in progress, innermost
 // first, in a thread whose innermost frame's registers are regs and pc
@@ -202,7 +228,16 @@ func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int, 
 		if !exact {
 			addr--
 		}
-		caller, ret, signal, end, err := t.step(addr, &regs, mem, work)
+		var caller Regs
+		var ret uint64
+		var signal, end bool
+		err = ErrNoEntry
+		if t != nil {
+			caller, ret, signal, end, err = t.step(addr, &regs, mem, work)
+		}
+		if errors.Is(err, ErrNoEntry) {
+			caller, ret, err = fpStep(arch, &regs, mem)
+		}
 		if err != nil || end || ret == 0 {
 			return rets, err
 		}

@@ -103,9 +103,33 @@ func TestUnwindX86(t *testing.T) {
 	if !errors.Is(err, ErrMemory) || !slices.Equal(rets, []uint64{bias + 0x2050}) {
 		t.Errorf("short stack: %#x, %v", rets, err)
 	}
-	// No table for the pc.
-	if rets, err := Unwind(X86_64, regs, bias+0x5000, stackMem(0x7000, stack...), find, 100, nil); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
-		t.Errorf("no FDE: %#x, %v", rets, err)
+	// Code the table has no entry for is unwound by its frame pointer:
+	// at 0x5000, rbp 0x7010 points at mid's frame record.
+	if rets, err := Unwind(X86_64, regs, bias+0x5000, stackMem(0x7000, stack...), find, 100, nil); err != nil || !slices.Equal(rets, []uint64{bias + 0x3020}) {
+		t.Errorf("no FDE: %#x, %v; want top's return address", rets, err)
+	}
+	// So is JIT code, which has no table: leaf called from JIT code at
+	// 0x9000050, whose frame record is where mid's was.
+	const jit = 0x9000000
+	jitStack := []uint64{jit + 0x50, 0, 0x7100, bias + 0x3020}
+	withJIT := func(pc uint64) (*Table, uint64, bool) {
+		if pc >= jit && pc < jit+0x1000 {
+			return nil, 0, true
+		}
+		return find(pc)
+	}
+	if rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, jitStack...), withJIT, 100, nil); err != nil || !slices.Equal(rets, []uint64{jit + 0x50, bias + 0x3020}) {
+		t.Errorf("through JIT code: %#x, %v; want the JIT code's and top's return addresses", rets, err)
+	}
+	// A frame pointer below the stack pointer is not one.
+	noFP := regs
+	noFP.Set(6, 0x10)
+	if rets, err := Unwind(X86_64, noFP, bias+0x5000, stackMem(0x7000, stack...), find, 100, nil); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
+		t.Errorf("no FDE, no frame pointer: %#x, %v", rets, err)
+	}
+	// A pc in no code known.
+	if rets, err := Unwind(X86_64, regs, 0x5000, stackMem(0x7000, stack...), find, 100, nil); !errors.Is(err, ErrNoEntry) || len(rets) != 0 {
+		t.Errorf("unknown pc: %#x, %v", rets, err)
 	}
 	// At most max.
 	if rets, err := Unwind(X86_64, regs, bias+0x1010, stackMem(0x7000, stack...), find, 1, nil); err != nil || len(rets) != 1 {

@@ -125,8 +125,11 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 	}
 	find := func(pc uint64) (*cfi.Table, uint64, bool) {
 		mm := u.lookup(pid, pc)
-		if mm == nil || mm.file == "" {
-			return nil, 0, false // anonymous memory: JIT code has no tables
+		if mm == nil {
+			return nil, 0, false
+		}
+		if mm.file == "" {
+			return nil, 0, true // anonymous memory: JIT code, unwound by its frame pointer
 		}
 		cf := u.file(mm)
 		if cf == nil {

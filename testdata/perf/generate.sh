@@ -16,6 +16,8 @@
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
+#   nodedwarf/node.data  node --perf-prof work.js (perf record
+#                 --call-graph dwarf -k 1), with its jit-PID.dump
 #   jitreuse/jitreuse.data      jitreuse.c, a JIT that reuses and moves
 #                 its code (perf record -g -k 1), with its jit-PID.dump and
 #                 the same after perf inject --jit for perf report; in a
@@ -66,6 +68,14 @@ if command -v node >/dev/null; then
   # perf inject --jit writes one jitted-PID-N.so per function beside the dump.
   "$perf" inject --jit -i "$out/node.data" -o "$out/node.inject.data" 2>/dev/null
   report node "$out/node.inject.data"
+  # The same with --call-graph dwarf, in a directory of its own (its
+  # jitdump is another process's): V8's JIT code has no unwinding tables,
+  # its frames are unwound by their frame pointers.
+  mkdir -p "$out/nodedwarf"
+  cp "$out/work.js" "$out/nodedwarf/"
+  (cd "$out/nodedwarf" && rm -f jit-*.dump && "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -k 1 \
+    -o node.data node --perf-prof --interpreted-frames-native-stack work.js 800 >/dev/null 2>node.err) || true
+  rm -f "$out/nodedwarf/node.err"
 fi
 gcc -O1 -g -fno-omit-frame-pointer -Wall -o "$out/jitreuse-bin" "$here/jitreuse.c"
 mkdir -p "$out/jitreuse"
