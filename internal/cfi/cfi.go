@@ -81,6 +81,10 @@ type cie struct {
 	signal    bool   // 'S': a signal handler's frame
 	ptr       int    // address size (DWARF 4 .debug_frame may say)
 	instr     []byte
+	// initial is the row after instr, which every FDE of the CIE starts
+	// from, run once; initialErr says why it could not be.
+	initial    row
+	initialErr error
 }
 
 // A FormatError reports call frame information that cannot be read.
@@ -486,5 +490,7 @@ func (t *Table) parseCIE(s Section, off uint64, eh bool) (*cie, error) {
 		return nil, fail("truncated")
 	}
 	c.instr = r.b[r.off:]
+	c.initial = row{signal: c.signal, ra: c.ra}
+	c.initialErr = t.run(&c.initial, nil, c.instr, c, 0, ^uint64(0))
 	return c, nil
 }

@@ -267,8 +267,8 @@ func TestSameRowsAsReadelf(t *testing.T) {
 						end = w.rows[i+1].loc
 					}
 					for _, addr := range []uint64{wr.loc, end - 1} {
-						rw, err := cf.rowAt(f, addr)
-						if err != nil {
+						rw := new(row)
+						if err := cf.rowAt(f, addr, rw); err != nil {
 							t.Fatalf("row at %#x: %v", addr, err)
 						}
 						rows++

@@ -70,19 +70,15 @@ const (
 	cfaGNUNegOffsetExtSF = 0x2f
 )
 
-// rowAt runs the instructions of f's CIE, then f's own, up to the row
-// that holds at addr.
-func (t *Table) rowAt(f *fde, addr uint64) (*row, error) {
+// rowAt sets *rw to the row that holds at addr: the row after f's CIE's
+// instructions, then f's own run up to addr.
+func (t *Table) rowAt(f *fde, addr uint64, rw *row) error {
 	c := f.cie
-	rw := &row{signal: c.signal, ra: c.ra}
-	if err := t.run(rw, nil, c.instr, c, f.lo, ^uint64(0)); err != nil {
-		return nil, err
+	if c.initialErr != nil {
+		return c.initialErr
 	}
-	initial := *rw
-	if err := t.run(rw, &initial, f.instr, c, f.lo, addr); err != nil {
-		return nil, err
-	}
-	return rw, nil
+	*rw = c.initial
+	return t.run(rw, &c.initial, f.instr, c, f.lo, addr)
 }
 
 // run executes instructions from location loc until the location passes

@@ -83,8 +83,8 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 	fail := func(err error) (Regs, uint64, bool, bool, error) {
 		return caller, 0, false, false, &StepError{File: t.name, Addr: addr, Err: err}
 	}
-	rw, err := t.rowAt(f, addr)
-	if err != nil {
+	var rw row
+	if err := t.rowAt(f, addr, &rw); err != nil {
 		return fail(err)
 	}
 	var cfa uint64

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/cfi"
 )
 
 // A Conversion is what Profile made of a recording besides the profile.
@@ -76,6 +77,10 @@ type mmapping struct {
 	file                 string
 	buildID              []byte
 	m                    *profile.Mapping // made on first use
+	// The file's call frame information, once the unwinder looked for it
+	// (nil if there is none to use).
+	cfi      *cfi.File
+	cfiKnown bool
 }
 
 // Profile converts the recording into a pprof profile: for each event, a

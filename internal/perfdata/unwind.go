@@ -148,6 +148,15 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 // file returns the call frame information of mm's file (see
 // fileFinder.open); nil, said once, if there is none to use.
 func (u *unwinder) file(mm *mmapping) *cfi.File {
+	if mm.cfiKnown {
+		return mm.cfi
+	}
+	mm.cfi, mm.cfiKnown = u.fileByKey(mm), true
+	return mm.cfi
+}
+
+// fileByKey is file, once per file however many mappings it has.
+func (u *unwinder) fileByKey(mm *mmapping) *cfi.File {
 	key := u.finder.key(mm)
 	if cf, ok := u.files[key]; ok {
 		return cf
