@@ -11,20 +11,34 @@
 #
 # The table gives the median wall time and the peak RSS (bench/timeit).
 #
-# Usage: bench/perfdata.sh [-n ROUNDS] [-r RUNS] [-w WORKDIR]
-# Defaults: 5000 rounds, 3 runs, build/bench. The recording is cached.
+# With -d, work.c is built without frame pointers (gcc -O2
+# -fomit-frame-pointer) and recorded with --call-graph dwarf at 4 kHz
+# (1500 rounds make about 450 MB: each sample carries 8 KiB of stack),
+# and perf report draws its call graphs (no -g none): both unwind every
+# sample's stack.
+#
+# Usage: bench/perfdata.sh [-d] [-n ROUNDS] [-r RUNS] [-w WORKDIR]
+# Defaults: 5000 rounds (1500 with -d), 3 runs, build/bench. The
+# recording is cached.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-rounds=5000 runs=3 work=build/bench
-while getopts "n:r:w:" opt; do
+rounds= runs=3 work=build/bench dwarf=
+while getopts "dn:r:w:" opt; do
   case $opt in
+    d) dwarf=1 ;;
     n) rounds=$OPTARG ;;
     r) runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,22p' "$0" >&2; exit 2 ;;
   esac
 done
+cflags=(-O1 -g -fno-omit-frame-pointer) record=(-F 20000 -g) report=(-g none) what="cpu-clock at 20 kHz, -g"
+if [[ -n $dwarf ]]; then
+  cflags=(-O2 -g -fomit-frame-pointer) record=(-F 4000 --call-graph dwarf) report=() what="built without frame pointers, cpu-clock at 4 kHz, --call-graph dwarf"
+  : "${rounds:=1500}"
+fi
+: "${rounds:=5000}"
 for tool in perf gcc; do
   command -v "$tool" >/dev/null || { echo "bench/perfdata.sh: $tool not found" >&2; exit 1; }
 done
@@ -32,13 +46,13 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 go build -o "$work/pprof" .
 go build -o "$work/timeit" ./bench/timeit
-dir=$work/perfdata-$rounds
+dir=$work/perfdata-$rounds${dwarf:+-dwarf}
 data=$dir/perf.data
 if [[ ! -f $data ]]; then
   mkdir -p "$dir"
-  gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$dir/work" testdata/perf/work.c
+  gcc "${cflags[@]}" -pthread -o "$dir/work" testdata/perf/work.c
   echo "recording ($rounds rounds in 3 threads)" >&2
-  perf record -q -e cpu-clock -F 20000 -g -o "$data" "$dir/work" threads "$rounds" >/dev/null 2>&1
+  perf record -q -e cpu-clock "${record[@]}" -o "$data" "$dir/work" threads "$rounds" >/dev/null 2>&1
 fi
 
 measure() { # NAME -- COMMAND...
@@ -58,12 +72,12 @@ measure() { # NAME -- COMMAND...
 }
 
 read -r ta ma <<<"$(measure a -- "$work/pprof" -top "$data")"
-read -r tb mb <<<"$(measure b -- perf report --stdio --no-children --sort sym -g none -i "$data")"
+read -r tb mb <<<"$(measure b -- perf report --stdio --no-children --sort sym "${report[@]}" -i "$data")"
 size=$(stat -c %s "$data")
 cat <<EOF
 
 Machine: $(nproc) CPUs, $(uname -sr); $(go version | cut -d' ' -f3); $(perf --version)
-Recording: $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (work.c in 3 threads, cpu-clock at 20 kHz, -g)
+Recording: $(awk -v s="$size" 'BEGIN {printf "%.1f MiB", s/1048576}') (work.c in 3 threads, $what)
 Runs: median of $runs
 
 | run | median wall | peak RSS |
