@@ -296,6 +296,50 @@ func TestPerfDataDwarfUnwinding(t *testing.T) {
 	}
 }
 
+// TestPerfDataRebuiltBinary reads a recording of a program rebuilt since
+// (another build ID at the recorded path): with perf's build-ID cache,
+// pprof reads perf's copy of the build recorded, says so, and gives the
+// function shares perf report gave before the rebuild and the stacks
+// perf script unwound; without it, the program's frames are not named.
+func TestPerfDataRebuiltBinary(t *testing.T) {
+	dir := freshPerfDir(t)
+	data := filepath.Join(dir, "rebuilt.data")
+	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
+	r := runPProf(t, t.TempDir(), cache, "-top", "-nodecount=10000", data)
+	if !strings.Contains(string(r.stderr), "rebuilt is another build than the one recorded: reading perf's copy of it") {
+		t.Errorf("no note about the copy read:\n%s", r.stderr)
+	}
+	want := perfReportShares(t, filepath.Join(dir, "rebuilt.report"))
+	got := topShares(string(r.stdout))
+	for fn, w := range want {
+		if w >= 1 && math.Abs(got[fn]-w) > 0.5 {
+			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, got[fn], w)
+		}
+	}
+	if want["hot_mix"] < 10 {
+		t.Errorf("perf report gives hot_mix %.2f%%", want["hot_mix"])
+	}
+	stacks, samples := perfScriptStacks(t, filepath.Join(dir, "rebuilt.script"))
+	ours, _ := pprofUserStacks(t, data, cache)
+	same := 0
+	for k, n := range stacks {
+		same += min(n, ours[k])
+	}
+	if same*100 < samples*99 {
+		t.Errorf("%d of %d samples have perf script's user stack", same, samples)
+	}
+	// The disassembly is the recorded build's too.
+	r = runPProf(t, t.TempDir(), cache, "-disasm", "hot_mix", data)
+	if !strings.Contains(string(r.stdout), "ROUTINE ======================== hot_mix") || !strings.Contains(string(r.stdout), "work.c:") {
+		t.Errorf("-disasm hot_mix:\n%s", r.stdout)
+	}
+
+	r = runPProf(t, t.TempDir(), nil, "-top", data)
+	if strings.Contains(string(r.stdout), "hot_mix") {
+		t.Errorf("the program named without the build recorded:\n%s", r.stdout)
+	}
+}
+
 // TestPerfDataDwarfNode reads a recording of Node.js made with perf
 // record --call-graph dwarf: V8's JIT code has no unwinding tables, so
 // perf script's stacks end in it; pprof unwinds its frames by their frame

@@ -182,6 +182,7 @@ type run struct {
 	transport http.RoundTripper
 	jit       *jitStage
 	tool      *objtool.Tool // jitpprof's object tool, nil if not used
+	subst     substitutes   // files read from perf's build-ID cache
 
 	maxProfileMB *int // -max_profile_mb
 
@@ -203,10 +204,14 @@ func (r *run) close() {
 // objTool returns the object tool for upstream's driver: the caller's,
 // jitpprof's, or nil for upstream's binutils.
 func (r *run) objTool() ObjTool {
+	obj := r.opts.Obj
 	if r.tool != nil {
-		return r.tool
+		obj = r.tool
 	}
-	return r.opts.Obj
+	if obj == nil {
+		return nil // upstream's binutils
+	}
+	return substObj{obj: obj, subst: &r.subst}
 }
 
 func (r *run) pendingExport() *export {

@@ -227,6 +227,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	for _, n := range conv.Notes {
 		f.run.jit.warnOnce(path + ": " + n)
 	}
+	f.run.useBuildIDCache(p, path, buildIDDir)
 	f.run.jit.extendFiles(p, path, conv.JITFiles, path)
 	return p, nil
 }

@@ -99,7 +99,7 @@ func (r *run) warm(file string) {
 	}
 	if !r.warmed[file] {
 		r.warmed[file] = true
-		r.tool.Warm(file)
+		r.tool.Warm(r.subst.of(file))
 	}
 }
 
@@ -124,7 +124,7 @@ func (r *run) prefetch(p *profile.Profile) {
 	}
 	for _, m := range p.Mapping {
 		if symbolizes(m, mode) {
-			r.tool.Prefetch(m.File, m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])
+			r.tool.Prefetch(r.subst.of(m.File), m.Start, m.Limit, m.Offset, m.KernelRelocationSymbol, addrs[m])
 		}
 	}
 }

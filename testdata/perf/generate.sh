@@ -16,6 +16,9 @@
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
+#   rebuilt.data  the same program in three threads, rebuilt (another
+#                 build ID) after the recording, with rebuilt.script and
+#                 rebuilt.report made before
 #   nodedwarf/node.data  node --perf-prof work.js (perf record
 #                 --call-graph dwarf -k 1), with its jit-PID.dump
 #   jitreuse/jitreuse.data      jitreuse.c, a JIT that reuses and moves
@@ -55,9 +58,15 @@ record procs "$out/work" procs 150
 cache=(--buildid-dir "$out/buildid")
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-clock.data" "$out/work-nofp" clock 400 >/dev/null 2>&1
-for n in dwarf dwarf-clock; do
+# A program rebuilt after its recording (-O1 instead of -O2): its
+# symbols, lines and tables come from perf's copy of the build recorded.
+gcc -O2 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
+"$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/rebuilt.data" "$out/rebuilt" threads 100 >/dev/null 2>&1
+for n in dwarf dwarf-clock rebuilt; do
   "$perf" "${cache[@]}" script -i "$out/$n.data" -F ip,dso --no-inline >"$out/$n.script" 2>/dev/null
 done
+report rebuilt "$out/rebuilt.data"
+gcc -O1 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
 for n in single threads procs dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then
