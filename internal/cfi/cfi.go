@@ -54,13 +54,18 @@ var (
 )
 
 // A Table is the call frame information of one file: its frame
-// description entries sorted by the code they cover.
+// description entries sorted by the code they cover. It is not safe for
+// concurrent use: it keeps what its steps computed.
 type Table struct {
 	name string
 	arch *Arch
 	fdes []fde
 	bo   binary.ByteOrder
 	ptr  int // bytes of an address: 4 or 8
+	// initials counts the CIEs whose initial row is kept: real files
+	// have a few CIEs, a hostile one could have one per FDE, and a row
+	// takes 1.6 KB.
+	initials int
 }
 
 // An fde is one frame description entry: the code [lo, hi) and its
@@ -82,8 +87,9 @@ type cie struct {
 	ptr       int    // address size (DWARF 4 .debug_frame may say)
 	instr     []byte
 	// initial is the row after instr, which every FDE of the CIE starts
-	// from, run once; initialErr says why it could not be.
-	initial    row
+	// from, kept once computed (see Table.rowAt); initialErr says why it
+	// could not be.
+	initial    *row
 	initialErr error
 }
 
@@ -490,7 +496,5 @@ func (t *Table) parseCIE(s Section, off uint64, eh bool) (*cie, error) {
 		return nil, fail("truncated")
 	}
 	c.instr = r.b[r.off:]
-	c.initial = row{signal: c.signal, ra: c.ra}
-	c.initialErr = t.run(&c.initial, nil, c.instr, c, 0, ^uint64(0))
 	return c, nil
 }

@@ -70,15 +70,31 @@ const (
 	cfaGNUNegOffsetExtSF = 0x2f
 )
 
+// maxInitials bounds the CIEs of a Table whose initial row is kept; the
+// others' is computed at each step.
+const maxInitials = 256
+
 // rowAt sets *rw to the row that holds at addr: the row after f's CIE's
 // instructions, then f's own run up to addr.
 func (t *Table) rowAt(f *fde, addr uint64, rw *row) error {
 	c := f.cie
-	if c.initialErr != nil {
-		return c.initialErr
+	initial := c.initial
+	if initial == nil {
+		if c.initialErr != nil {
+			return c.initialErr
+		}
+		initial = &row{signal: c.signal, ra: c.ra}
+		if err := t.run(initial, nil, c.instr, c, 0, ^uint64(0)); err != nil {
+			c.initialErr = err
+			return err
+		}
+		if t.initials < maxInitials {
+			c.initial = initial
+			t.initials++
+		}
 	}
-	*rw = c.initial
-	return t.run(rw, &c.initial, f.instr, c, f.lo, addr)
+	*rw = *initial
+	return t.run(rw, initial, f.instr, c, f.lo, addr)
 }
 
 // run executes instructions from location loc until the location passes

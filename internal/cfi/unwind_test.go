@@ -280,3 +280,33 @@ func FuzzTable(f *testing.F) {
 		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return tab, 0, true }, 64, &work)
 	})
 }
+
+// TestManyCIEs: a table with a CIE per FDE (which compilers do not write,
+// but a file can hold) keeps the initial rows of the first maxInitials
+// only, and steps through every FDE all the same.
+func TestManyCIEs(t *testing.T) {
+	var data []byte
+	const n = maxInitials + 50
+	for i := range n {
+		one := ehFrame(-8, 16, []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1}, testFDE{0x1000 + 0x100*uint64(i), 0x40, nil})
+		data = append(data, one[:len(one)-4]...) // without its terminator
+	}
+	tab, err := New("many.so", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: data})
+	if err != nil || tab.Len() != n {
+		t.Fatalf("New: %d FDEs, %v", tab.Len(), err)
+	}
+	for round := range 2 {
+		for i := range n {
+			var regs Regs
+			regs.Set(7, 0x7000)
+			pc := 0x1010 + 0x100*uint64(i)
+			_, ret, _, _, err := tab.Step(pc, &regs, stackMem(0x7000, 0x4242))
+			if err != nil || ret != 0x4242 {
+				t.Fatalf("round %d, FDE %d: return %#x, %v", round, i, ret, err)
+			}
+		}
+	}
+	if tab.initials != maxInitials {
+		t.Errorf("%d initial rows kept, want %d", tab.initials, maxInitials)
+	}
+}
