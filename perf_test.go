@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -432,4 +435,89 @@ func pprofUserStacks(t *testing.T, data string, env []string) (map[string]int, s
 		}
 	}
 	return stacks, string(r.stderr)
+}
+
+// TestPerfDataKernelSymbols names the kernel frames of real recordings
+// from three symbol tables and checks they agree: this kernel's
+// /proc/kallsyms; a copy of it with every address moved 2 MiB, as after a
+// reboot with KASLR placing the kernel elsewhere (the recording's kernel
+// MMAP record says where _text was, and the table is relocated by it);
+// and perf's copy of the recorded kernel's table in its build-ID cache,
+// with no /proc/kallsyms at all (a recording from another machine).
+func TestPerfDataKernelSymbols(t *testing.T) {
+	dir := freshPerfDir(t)
+	real, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || bytes.HasPrefix(real, []byte("0000000000000000")) {
+		testenv.Missing(t, "/proc/kallsyms with addresses", "run as root")
+	}
+	var moved bytes.Buffer
+	for _, line := range strings.Split(string(real), "\n") {
+		f := strings.SplitN(line, " ", 2)
+		a, err := strconv.ParseUint(f[0], 16, 64)
+		if len(f) != 2 || err != nil {
+			continue
+		}
+		fmt.Fprintf(&moved, "%016x %s\n", a+2<<20, f[1])
+	}
+	movedPath := filepath.Join(t.TempDir(), "kallsyms")
+	if err := os.WriteFile(movedPath, moved.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kernelNames := func(t *testing.T, data string, opts perfdata.Options) (map[uint64]string, []string) {
+		t.Helper()
+		fd, err := os.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fd.Close()
+		st, _ := fd.Stat()
+		pf, err := perfdata.Open(fd, st.Size(), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.KernelRelease == "" {
+			opts.KernelRelease = pf.OSRelease
+		}
+		p, conv, err := pf.Profile(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[uint64]string{}
+		for _, l := range p.Location {
+			if l.Address >= 1<<63 && len(l.Line) > 0 {
+				names[l.Address] = l.Line[0].Function.Name
+			}
+		}
+		return names, conv.Notes
+	}
+	for _, name := range []string{"procs", "dwarf"} {
+		t.Run(name, func(t *testing.T) {
+			data := filepath.Join(dir, name+".data")
+			want, _ := kernelNames(t, data, perfdata.Options{Kallsyms: "/proc/kallsyms"})
+			if len(want) < 3 {
+				t.Fatalf("%d kernel frames named", len(want))
+			}
+			tables := map[string]perfdata.Options{"moved 2 MiB": {Kallsyms: movedPath}}
+			if name == "dwarf" {
+				tables["perf's copy"] = perfdata.Options{BuildIDDir: filepath.Join(dir, "buildid"), KernelRelease: "another"}
+			}
+			for what, opts := range tables {
+				got, notes := kernelNames(t, data, opts)
+				if !maps.Equal(got, want) {
+					t.Errorf("%s: %d kernel frames named (notes %q), %d with /proc/kallsyms", what, len(got), notes, len(want))
+					for a, n := range want {
+						if got[a] != n {
+							t.Errorf("%s: %#x is %q, /proc/kallsyms says %q", what, a, got[a], n)
+							break
+						}
+					}
+				}
+			}
+			// Another kernel, no copy: not named, and said.
+			got, notes := kernelNames(t, data, perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: "another"})
+			if len(got) != 0 || len(notes) == 0 || !strings.Contains(notes[len(notes)-1], "perf's build-ID cache has no copy") {
+				t.Errorf("another kernel without perf's copy: %d named, notes %q", len(got), notes)
+			}
+		})
+	}
 }

@@ -95,17 +95,32 @@ type mmapping struct {
 // information of the files mapped, or their copies in opts.BuildIDDir.
 func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	conv := &Conversion{}
-	// The kernel's symbols are read while the records are.
-	var kallsymsDone chan struct{}
-	var kallsymsRead *kallsyms
-	var kallsymsErr error
-	if opts.Kallsyms != "" && (f.OSRelease == "" || f.OSRelease == opts.KernelRelease) {
-		kallsymsDone = make(chan struct{})
-		go func() {
-			defer close(kallsymsDone)
-			kallsymsRead, kallsymsErr = readKallsyms(opts.Kallsyms)
-		}()
-	}
+	// The kernel's symbols are read while the records are: perf's copy
+	// of the recorded kernel's, or this kernel's if it is the one
+	// recorded.
+	kallsymsDone := make(chan struct{})
+	var kallsymsRead *kallsyms // nil if unreadable
+	var kallsymsFrom string
+	go func() {
+		defer close(kallsymsDone)
+		if id := f.BuildIDs["[kernel.kallsyms]"]; len(id) > 1 && opts.BuildIDDir != "" {
+			hex := fmt.Sprintf("%x", id)
+			path := filepath.Join(opts.BuildIDDir, ".build-id", hex[:2], hex[2:], "kallsyms")
+			if k, err := readKallsyms(path); err == nil && !k.empty() {
+				kallsymsRead, kallsymsFrom = k, path
+				return
+			}
+		}
+		if opts.Kallsyms != "" && (f.OSRelease == "" || f.OSRelease == opts.KernelRelease) {
+			kallsymsRead, _ = readKallsyms(opts.Kallsyms)
+			kallsymsFrom = opts.Kallsyms
+		}
+	}()
+	// The kernel's relocation: the address its MMAP record gives a symbol
+	// ([kernel.kallsyms]_text), which a symbol table of another boot
+	// (KASLR) has elsewhere.
+	var refSym string
+	var refAddr uint64
 	procs := map[uint32][]*mmapping{} // executable mappings by pid
 	parent := map[uint32]uint32{}
 	comm := map[uint32]string{} // by tid
@@ -129,8 +144,11 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 			mm := &mmapping{start: r.Addr, limit: r.Addr + r.Len, offset: r.Pgoff, file: r.Filename, buildID: r.BuildID}
 			if r.PID == ^uint32(0) { // the kernel and its modules
-				if strings.HasPrefix(r.Filename, "[kernel.kallsyms]") {
+				if sym, ok := strings.CutPrefix(r.Filename, "[kernel.kallsyms]"); ok {
 					mm.file, mm.offset = "[kernel.kallsyms]", 0
+					if sym != "" && refSym == "" {
+						refSym, refAddr = sym, r.Pgoff
+					}
 				}
 				kernel = append(kernel, mm)
 				return true
@@ -197,17 +215,17 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 
 	var ksyms *kallsyms
+	<-kallsymsDone
 	if len(kernel) > 0 {
 		switch {
+		case kallsymsRead != nil && !kallsymsRead.empty():
+			ksyms = kallsymsRead
+			ksyms.relocate(refSym, refAddr)
 		case opts.Kallsyms == "":
 		case f.OSRelease != "" && f.OSRelease != opts.KernelRelease:
-			conv.Notes = append(conv.Notes, fmt.Sprintf("kernel frames are not named: recorded on Linux %s, this is %s", f.OSRelease, opts.KernelRelease))
+			conv.Notes = append(conv.Notes, fmt.Sprintf("kernel frames are not named: recorded on Linux %s, this is %s, and perf's build-ID cache has no copy of its symbols", f.OSRelease, opts.KernelRelease))
 		default:
-			<-kallsymsDone
-			if ksyms, err = kallsymsRead, kallsymsErr; err != nil || ksyms.empty() {
-				conv.Notes = append(conv.Notes, "kernel frames are not named: "+opts.Kallsyms+" gives no addresses (run as root, or lower kernel.kptr_restrict)")
-				ksyms = nil
-			}
+			conv.Notes = append(conv.Notes, "kernel frames are not named: "+kallsymsFrom+" gives no addresses (run as root, or lower kernel.kptr_restrict)")
 		}
 	}
 
@@ -498,12 +516,29 @@ func fileExists(path string) bool {
 type kallsyms struct {
 	addrs []uint64
 	names []string
+	delta uint64 // the recorded boot's addresses less the table's
 }
 
 func (k *kallsyms) empty() bool { return len(k.addrs) == 0 }
 
+// relocate makes the table one of the boot recorded: the kernel placed
+// at another address (KASLR) had symbol sym at addr, where the table has
+// it elsewhere. An unknown sym leaves the table as it is.
+func (k *kallsyms) relocate(sym string, addr uint64) {
+	if sym == "" {
+		return
+	}
+	for i, n := range k.names {
+		if n == sym {
+			k.delta = addr - k.addrs[i]
+			return
+		}
+	}
+}
+
 // lookup returns the name of the symbol at or below addr.
 func (k *kallsyms) lookup(addr uint64) string {
+	addr -= k.delta
 	i, found := slices.BinarySearch(k.addrs, addr)
 	if !found {
 		i--
