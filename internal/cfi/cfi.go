@@ -12,6 +12,7 @@
 package cfi
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -145,15 +146,7 @@ func New(name string, arch *Arch, bo binary.ByteOrder, ptr int, sections ...Sect
 }
 
 func sortFDEs(fdes []fde) {
-	slices.SortStableFunc(fdes, func(a, b fde) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(fdes, func(a, b fde) int { return cmp.Compare(a.lo, b.lo) })
 }
 
 // Len returns the number of frame description entries.
