@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -86,5 +87,88 @@ func testStrippedGoPerfData(t *testing.T, perf, llvmStrip, dir, src, mode string
 		if !bytes.Contains(top, []byte(want)) {
 			t.Errorf("no %q in the stripped binary's report:\n%s", want, top)
 		}
+	}
+}
+
+// goFrames is a Go program whose leaf function has no frame of its own
+// (no frame pointer pushed): unwinding by frame pointers skips its
+// caller.
+const goFrames = `package main
+
+import "fmt"
+
+//go:noinline
+func leaf(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i*i ^ (s >> 3)
+	}
+	return s
+}
+
+//go:noinline
+func mid(n int) int { return leaf(n) + leaf(n/2) }
+
+//go:noinline
+func top(n int) int {
+	s := 0
+	for i := 0; i < 200; i++ {
+		s += mid(n)
+	}
+	return s
+}
+
+func main() { fmt.Println(top(1000000)) }
+`
+
+// TestGoBinaryDwarfUnwinding records a Go program with perf record
+// --call-graph dwarf. Go's linker writes its call frame information as a
+// compressed .debug_frame, not .eh_frame: read, it gives each sample in
+// main.leaf its caller main.mid, which the frame pointer chain skips
+// (leaf pushes none), then main.top and main.main.
+func TestGoBinaryDwarfUnwinding(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "frames.go")
+	if err := os.WriteFile(src, []byte(goFrames), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := testenv.GoBuild(t, dir, "go", src, "frames", nil)
+	data := filepath.Join(dir, "frames.data")
+	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf", "-o", data, bin)
+	if out, err := rec.CombinedOutput(); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("perf record: %v\n%s", err, out)
+		}
+		t.Skipf("perf cannot record here: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "frames.pb.gz")
+	runPProf(t, dir, nil, "-proto", "-output", out, data)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, whole := 0, 0
+	for _, s := range p.Sample {
+		var fns []string
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				fns = append(fns, ln.Function.Name)
+			}
+		}
+		if len(fns) == 0 || fns[0] != "main.leaf" {
+			continue
+		}
+		leaf += int(s.Value[0])
+		if len(fns) >= 4 && fns[1] == "main.mid" && fns[2] == "main.top" && fns[3] == "main.main" {
+			whole += int(s.Value[0])
+		}
+	}
+	if leaf < 100 || whole*100 < leaf*95 {
+		t.Errorf("%d of %d samples in main.leaf have main.mid, main.top and main.main above it", whole, leaf)
 	}
 }

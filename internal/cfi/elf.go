@@ -44,24 +44,27 @@ func OpenELF(f *elfrel.File) (*File, error) {
 	}
 	out.BuildID, _ = f.BuildID()
 	var sections []Section
-	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		i := f.Section(name)
-		if i < 0 {
-			continue
-		}
-		s := &f.Sections[i]
-		if s.Flags&elf.SHF_COMPRESSED != 0 || s.Type == elf.SHT_NOBITS {
-			continue // a compressed .debug_frame: .eh_frame is what compilers emit for unwinding
-		}
+	if i := f.Section(".eh_frame"); i >= 0 && f.Sections[i].Type != elf.SHT_NOBITS {
 		data, err := f.SectionData(i)
 		if err != nil {
 			return nil, err
 		}
-		addr := s.Addr
-		if name == ".debug_frame" {
-			addr = 0
+		sections = append(sections, Section{Name: ".eh_frame", Data: data, Addr: f.Sections[i].Addr})
+	}
+	// .debug_frame, which Go's linker writes instead (compressed, as
+	// the rest of its DWARF), is read as DWARF is: decompressed.
+	if f.Section(".debug_frame") >= 0 || f.Section(".zdebug_frame") >= 0 {
+		l, err := f.FrameLoader()
+		if err != nil {
+			return nil, err
 		}
-		sections = append(sections, Section{Name: name, Data: data, Addr: addr})
+		data, err := l.Section(".debug_frame")
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > 0 {
+			sections = append(sections, Section{Name: ".debug_frame", Data: data})
+		}
 	}
 	t, err := New(f.Name, arch, f.ByteOrder, 8, sections...)
 	out.Table = t

@@ -148,7 +148,15 @@ type relocSection struct {
 // in such a section, and a PC-relative relocation's place, are offset by
 // where the section starts in the concatenation.
 func (f *File) DebugLoader() (*DebugLoader, error) {
-	return f.debugLoader(loadedDebug)
+	return f.debugLoader(loadedDebug, ".debug_info")
+}
+
+// FrameLoader returns a loader of the file's .debug_frame (call frame
+// information, which Go's linker writes compressed instead of
+// .eh_frame), if it has one: Section(".debug_frame") then returns it
+// decompressed and relocated, or nil.
+func (f *File) FrameLoader() (*DebugLoader, error) {
+	return f.debugLoader(func(name string) (string, bool) { return name, name == ".debug_frame" }, "")
 }
 
 // DWOLoader is [File.DebugLoader] for a split DWARF file (a .dwo, as
@@ -160,7 +168,7 @@ func (f *File) DebugLoader() (*DebugLoader, error) {
 // them, .debug_cu_index. It wraps [ErrNoDWARF] when there is no
 // .debug_info.dwo.
 func (f *File) DWOLoader() (*DebugLoader, error) {
-	return f.debugLoader(loadedDWO)
+	return f.debugLoader(loadedDWO, ".debug_info")
 }
 
 // loadedDWO reports whether DWOLoader loads the section called name,
@@ -177,7 +185,7 @@ func loadedDWO(name string) (string, bool) {
 
 // debugLoader is DebugLoader for the sections load names: it gives
 // the name each is loaded under, and false for the others.
-func (f *File) debugLoader(load func(name string) (string, bool)) (*DebugLoader, error) {
+func (f *File) debugLoader(load func(name string) (string, bool), require string) (*DebugLoader, error) {
 	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, lay: f.lay, sections: make(map[string]*debugSection)}
 	type memberAt struct {
 		sec  *debugSection
@@ -226,7 +234,7 @@ func (f *File) debugLoader(load func(name string) (string, bool)) (*DebugLoader,
 			return nil, err
 		}
 	}
-	if _, ok := l.sections[".debug_info"]; !ok {
+	if _, ok := l.sections[require]; !ok && require != "" {
 		return nil, fmt.Errorf("%s: %w", f.Name, ErrNoDWARF)
 	}
 
