@@ -117,8 +117,8 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 	}()
 	// The kernel's relocation: the address its MMAP record gives a symbol
-	// ([kernel.kallsyms]_text), which a symbol table of another boot
-	// (KASLR) has elsewhere.
+	// (_text: the record's file name is the kernel's followed by it),
+	// which a symbol table of another boot (KASLR) has elsewhere.
 	var refSym string
 	var refAddr uint64
 	procs := map[uint32][]*mmapping{} // executable mappings by pid
