@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	gdriver "github.com/google/pprof/driver"
@@ -76,7 +78,8 @@ func (r *run) useBuildIDCache(p *profile.Profile, src, dir string) {
 			builds[m.File][m.BuildID] = true
 		}
 	}
-	for name, ids := range builds {
+	for _, name := range slices.Sorted(maps.Keys(builds)) { // messages in a stable order
+		ids := builds[name]
 		if len(ids) != 1 {
 			continue
 		}
