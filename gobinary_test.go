@@ -122,10 +122,12 @@ func main() { fmt.Println(top(1000000)) }
 `
 
 // TestGoBinaryDwarfUnwinding records a Go program with perf record
-// --call-graph dwarf. Go's linker writes its call frame information as a
-// compressed .debug_frame, not .eh_frame: read, it gives each sample in
-// main.leaf its caller main.mid, which the frame pointer chain skips
-// (leaf pushes none), then main.top and main.main.
+// --call-graph dwarf, built three ways. Go's linker writes its call frame
+// information as a compressed .debug_frame, not .eh_frame; without DWARF
+// (-ldflags=-w, and -s -w) the runtime's own SP-delta table unwinds Go
+// code. Either way each sample in main.leaf must have its caller
+// main.mid, which the frame pointer chain skips (leaf pushes none), then
+// main.top and main.main.
 func TestGoBinaryDwarfUnwinding(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	dir := t.TempDir()
@@ -133,42 +135,46 @@ func TestGoBinaryDwarfUnwinding(t *testing.T) {
 	if err := os.WriteFile(src, []byte(goFrames), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := testenv.GoBuild(t, dir, "go", src, "frames", nil)
-	data := filepath.Join(dir, "frames.data")
-	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf", "-o", data, bin)
-	if out, err := rec.CombinedOutput(); err != nil {
-		if testenv.InCI() {
-			t.Fatalf("perf record: %v\n%s", err, out)
-		}
-		t.Skipf("perf cannot record here: %v\n%s", err, out)
-	}
-	out := filepath.Join(dir, "frames.pb.gz")
-	runPProf(t, dir, nil, "-proto", "-output", out, data)
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, whole := 0, 0
-	for _, s := range p.Sample {
-		var fns []string
-		for _, l := range s.Location {
-			for _, ln := range l.Line {
-				fns = append(fns, ln.Function.Name)
+	for _, b := range []struct{ name, ldflags string }{{"dwarf", ""}, {"w", "-w"}, {"sw", "-s -w"}} {
+		t.Run(b.name, func(t *testing.T) {
+			bin := testenv.GoBuild(t, dir, "go", src, "frames-"+b.name, nil, "-ldflags="+b.ldflags)
+			data := filepath.Join(dir, b.name+".data")
+			rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf", "-o", data, bin)
+			if out, err := rec.CombinedOutput(); err != nil {
+				if testenv.InCI() {
+					t.Fatalf("perf record: %v\n%s", err, out)
+				}
+				t.Skipf("perf cannot record here: %v\n%s", err, out)
 			}
-		}
-		if len(fns) == 0 || fns[0] != "main.leaf" {
-			continue
-		}
-		leaf += int(s.Value[0])
-		if len(fns) >= 4 && fns[1] == "main.mid" && fns[2] == "main.top" && fns[3] == "main.main" {
-			whole += int(s.Value[0])
-		}
-	}
-	if leaf < 100 || whole*100 < leaf*95 {
-		t.Errorf("%d of %d samples in main.leaf have main.mid, main.top and main.main above it", whole, leaf)
+			out := filepath.Join(dir, b.name+".pb.gz")
+			runPProf(t, dir, nil, "-proto", "-output", out, data)
+			raw, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := profile.ParseData(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf, whole := 0, 0
+			for _, s := range p.Sample {
+				var fns []string
+				for _, l := range s.Location {
+					for _, ln := range l.Line {
+						fns = append(fns, ln.Function.Name)
+					}
+				}
+				if len(fns) == 0 || fns[0] != "main.leaf" {
+					continue
+				}
+				leaf += int(s.Value[0])
+				if len(fns) >= 4 && fns[1] == "main.mid" && fns[2] == "main.top" && fns[3] == "main.main" {
+					whole += int(s.Value[0])
+				}
+			}
+			if leaf < 100 || whole*100 < leaf*95 {
+				t.Errorf("%d of %d samples in main.leaf have main.mid, main.top and main.main above it", whole, leaf)
+			}
+		})
 	}
 }

@@ -63,6 +63,10 @@ type Table struct {
 	fdes []fde
 	bo   binary.ByteOrder
 	ptr  int // bytes of an address: 4 or 8
+	// goSP, if not nil, gives the SP delta of Go code at an address and
+	// the work it took (see gopclntab.Table.SPDelta): Go code without a
+	// frame description entry (a binary without DWARF) is unwound by it.
+	goSP func(addr uint64) (delta int64, work int, ok bool)
 	// initials counts the CIEs whose initial row is kept: real files
 	// have a few CIEs, a hostile one could have one per FDE, and a row
 	// takes 1.6 KB.

@@ -181,6 +181,39 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 // frame pointer, as are frames of code a table has no entry for.
 type Finder func(pc uint64) (t *Table, bias uint64, ok bool)
 
+// goStep unwinds a frame of Go code on amd64 by the runtime's SP-delta
+// table: the return address is delta above the stack pointer, the
+// caller's stack pointer just above it, and the caller's frame pointer,
+// once the function has saved it (delta 8 or more), just below it.
+func (t *Table) goStep(addr uint64, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, err error) {
+	if work != nil && *work <= 0 {
+		return caller, 0, ErrWork
+	}
+	delta, steps, ok := t.goSP(addr)
+	if work != nil {
+		*work -= int64(steps) * 4 // a step reads about 4 bytes of the table
+	}
+	sp, ok2 := regs.Get(t.arch.SP)
+	if !ok || !ok2 {
+		return caller, 0, ErrNoEntry
+	}
+	cfa := sp + uint64(delta) + 8
+	if ret, ok = mem(cfa - 8); !ok {
+		return caller, 0, ErrMemory
+	}
+	caller = *regs
+	if delta >= 8 {
+		if fp, ok := mem(cfa - 16); ok {
+			caller.Set(t.arch.FP, fp)
+		}
+	}
+	caller.Set(t.arch.SP, cfa)
+	if t.arch.PC >= 0 {
+		caller.Set(t.arch.PC, ret)
+	}
+	return caller, ret, nil
+}
+
 // fpStep unwinds a frame by its frame pointer: the frame record it points
 // at holds the caller's frame pointer and the return address (x86-64's
 // push rbp after the call; AArch64's stp x29, x30), and the caller's
@@ -234,6 +267,9 @@ func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int, 
 		err = ErrNoEntry
 		if t != nil {
 			caller, ret, signal, end, err = t.step(addr, &regs, mem, work)
+		}
+		if errors.Is(err, ErrNoEntry) && t != nil && t.goSP != nil {
+			caller, ret, err = t.goStep(addr, &regs, mem, work)
 		}
 		if errors.Is(err, ErrNoEntry) {
 			caller, ret, err = fpStep(arch, &regs, mem)

@@ -310,3 +310,37 @@ func TestManyCIEs(t *testing.T) {
 		t.Errorf("%d initial rows kept, want %d", tab.initials, maxInitials)
 	}
 }
+
+// TestGoStep: Go code with no entry is unwound by its SP delta: the
+// return address delta above the stack pointer, the saved frame pointer
+// below it, the work of the lookup charged.
+func TestGoStep(t *testing.T) {
+	tab, err := New("go.bin", X86_64, binary.LittleEndian, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.goSP = func(addr uint64) (int64, int, bool) {
+		if addr >= 0x401000 && addr < 0x402000 {
+			return 16, 3, true
+		}
+		return 0, 1, false
+	}
+	var regs Regs
+	regs.Set(7, 0x7000)
+	regs.Set(6, 0x1)
+	// sp+8: the saved frame pointer; sp+16: the return address.
+	mem := stackMem(0x7000, 0, 0x7100, 0x401800, 0x9999)
+	find := func(pc uint64) (*Table, uint64, bool) { return tab, 0, true }
+	work := int64(100)
+	rets, err := Unwind(X86_64, regs, 0x401010, mem, find, 1, &work)
+	if err != nil || !slices.Equal(rets, []uint64{0x401800}) || work != 100-12 {
+		t.Errorf("Unwind: %#x, %v, work left %d; want [0x401800], 88", rets, err, work)
+	}
+	caller, ret, err := tab.goStep(0x401010, &regs, mem, nil)
+	if sp, _ := caller.Get(7); err != nil || ret != 0x401800 || sp != 0x7018 {
+		t.Errorf("goStep: return %#x, sp %#x, %v", ret, sp, err)
+	}
+	if fp, _ := caller.Get(6); fp != 0x7100 {
+		t.Errorf("goStep: frame pointer %#x, want the saved 0x7100", fp)
+	}
+}

@@ -283,6 +283,7 @@ func (t *Table) record(i int) (fn, bool) {
 // read (see layout for the others).
 const (
 	offNameOff  = 4
+	offPcsp     = 16
 	offPcfile   = 20
 	offPcln     = 24
 	offNpcdata  = 28
@@ -315,33 +316,39 @@ func cstring(b []byte, off uint64) string {
 // on: a step that does not is taken for a damaged table, so that the
 // work of a lookup is bounded by the function's size, and by maxSteps.
 func (t *Table) pcvalue(f fn, off uint32, pc uint64) (int32, bool) {
+	v, _, ok := t.pcvalueSteps(f, off, pc)
+	return v, ok
+}
+
+// pcvalueSteps is pcvalue, also returning how many steps it took.
+func (t *Table) pcvalueSteps(f fn, off uint32, pc uint64) (val int32, steps int, ok bool) {
 	if off == 0 || uint64(off) >= uint64(len(t.pctab)) {
-		return -1, false
+		return -1, 0, false
 	}
 	p := t.pctab[off:]
 	cur := f.entry
-	val := int32(-1)
-	for range maxSteps {
+	val = -1
+	for steps = 1; steps <= maxSteps; steps++ {
 		// As the runtime's step: a zero value delta ends the table,
 		// except at the function's entry.
 		uv, n := binary.Uvarint(p)
 		if n <= 0 || uv > 1<<32-1 || (uv == 0 && cur != f.entry) {
-			return -1, false
+			return -1, steps, false
 		}
 		p = p[n:]
 		d := uint32(uv)
 		val += int32(-(d & 1) ^ (d >> 1))
 		pcd, n := binary.Uvarint(p)
 		if n <= 0 || pcd == 0 || pcd > 1<<32-1 {
-			return -1, false
+			return -1, steps, false
 		}
 		p = p[n:]
 		cur += pcd * t.quantum
 		if pc < cur {
-			return val, true
+			return val, steps, true
 		}
 	}
-	return -1, false
+	return -1, maxSteps, false
 }
 
 // fileLine returns the file and line of pc in f, as the runtime's
@@ -394,6 +401,24 @@ func (t *Table) inlTree(f fn) ([]byte, bool) {
 // without the binary's go:func.* data, an address in inlined code gets
 // the function it is inlined in, without a line.
 func (t *Table) Inlining() bool { return t.gofunc != nil }
+
+// SPDelta returns how far the stack pointer is below its value at the
+// entry of the function holding pc (the pc-value table the runtime
+// unwinds Go stacks with: on amd64 the return address is that far above
+// the stack pointer), and false if no function of the table holds pc or
+// its table has no value there. steps is the work the lookup took, for
+// a caller that bounds what damaged tables may cost it.
+func (t *Table) SPDelta(pc uint64) (delta int32, steps int, ok bool) {
+	f, ok := t.lookup(pc)
+	if !ok {
+		return 0, 0, false
+	}
+	v, steps, ok := t.pcvalueSteps(f, t.recU32(f, offPcsp), pc-t.text)
+	if !ok || v < 0 {
+		return 0, steps, false
+	}
+	return v, steps, true
+}
 
 // Frames returns the frames of the address pc, leaf first: the inlined
 // calls holding it, then the function that holds them. It returns nil
