@@ -200,8 +200,8 @@ func findModuledata(f *Binary, h Header, pcln uint64, layout moduleLayout) ([]ui
 			continue
 		}
 		data, err := s.Data()
-		if err != nil {
-			continue
+		if err != nil || s.Addr+uint64(len(data)) < s.Addr {
+			continue // unreadable, or wrapping around the address space
 		}
 		// The relocations of the section's words.
 		lo := sort.Search(len(relocs), func(i int) bool { return relocs[i].off >= s.Addr })
