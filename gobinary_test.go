@@ -40,13 +40,7 @@ func testStrippedGoPerfData(t *testing.T, perf, llvmStrip, dir, src, mode string
 	testenv.GoBuild(t, dir, "go", src, "goinline-"+mode+".dwarf", nil, "-buildmode="+mode)
 	testenv.Run(t, dir, llvmStrip, "-o", bin, bin+".dwarf")
 	data := filepath.Join(dir, mode+".data")
-	rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, bin, "100")
-	if out, err := rec.CombinedOutput(); err != nil {
-		if testenv.InCI() {
-			t.Fatalf("perf record: %v\n%s", err, out)
-		}
-		t.Skipf("perf cannot record here: %v\n%s", err, out)
-	}
+	perfRecord(t, perf, "-g", "-o", data, bin, "100")
 	stripped, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -139,13 +133,7 @@ func TestGoBinaryDwarfUnwinding(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			bin := testenv.GoBuild(t, dir, "go", src, "frames-"+b.name, nil, "-ldflags="+b.ldflags)
 			data := filepath.Join(dir, b.name+".data")
-			rec := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-F", "1000", "--call-graph", "dwarf", "-o", data, bin)
-			if out, err := rec.CombinedOutput(); err != nil {
-				if testenv.InCI() {
-					t.Fatalf("perf record: %v\n%s", err, out)
-				}
-				t.Skipf("perf cannot record here: %v\n%s", err, out)
-			}
+			perfRecord(t, perf, "-F", "1000", "--call-graph", "dwarf", "-o", data, bin)
 			out := filepath.Join(dir, b.name+".pb.gz")
 			runPProf(t, dir, nil, "-proto", "-output", out, data)
 			raw, err := os.ReadFile(out)
@@ -176,5 +164,18 @@ func TestGoBinaryDwarfUnwinding(t *testing.T) {
 				t.Errorf("%d of %d samples in main.leaf have main.mid, main.top and main.main above it", whole, leaf)
 			}
 		})
+	}
+}
+
+// perfRecord runs perf record -q -e cpu-clock with args; a machine where
+// perf cannot record skips the test, or fails it under CI.
+func perfRecord(t *testing.T, perf string, args ...string) {
+	t.Helper()
+	rec := exec.Command(perf, append([]string{"record", "-q", "-e", "cpu-clock"}, args...)...)
+	if out, err := rec.CombinedOutput(); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("perf record: %v\n%s", err, out)
+		}
+		t.Skipf("perf cannot record here: %v\n%s", err, out)
 	}
 }

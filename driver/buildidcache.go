@@ -13,6 +13,7 @@ import (
 	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/perfdata"
 )
 
 // substitutes maps the file names of a perf.data recording's mappings to
@@ -94,7 +95,7 @@ func (r *run) useBuildIDCache(p *profile.Profile, src, dir string) {
 		if bytes.Equal(onDisk, want) {
 			continue
 		}
-		copy := filepath.Join(dir, ".build-id", id[:2], id[2:], "elf")
+		copy := perfdata.CachePath(dir, id, "elf")
 		if !bytes.Equal(fileBuildID(copy), want) {
 			continue
 		}

@@ -32,6 +32,14 @@ func (ff *fileFinder) buildID(mm *mmapping) []byte {
 	return ff.buildIDs[mm.file]
 }
 
+// CachePath returns where perf's build-ID cache dir keeps member ("elf"
+// for a binary, "vdso" for the vDSO, "kallsyms" for a kernel's symbols)
+// of the file whose build ID is hexID (at least 2 hex digits):
+// .build-id/xx/rest links to the directory holding it.
+func CachePath(dir, hexID, member string) string {
+	return filepath.Join(dir, ".build-id", hexID[:2], hexID[2:], member)
+}
+
 // errOtherBuild: a file is not the one recorded.
 var errOtherBuild = errors.New("its build ID is not the recording's")
 
@@ -44,11 +52,8 @@ func (ff *fileFinder) open(mm *mmapping) (*elfrel.File, error) {
 		candidates = append(candidates, mm.file)
 	}
 	if len(id) > 1 && ff.buildIDDir != "" {
-		// perf's cache: .build-id/xx/rest links to a directory holding
-		// the file as "elf", or as "vdso" for the vDSO.
 		hex := fmt.Sprintf("%x", id)
-		dir := filepath.Join(ff.buildIDDir, ".build-id", hex[:2], hex[2:])
-		candidates = append(candidates, filepath.Join(dir, "elf"), filepath.Join(dir, "vdso"))
+		candidates = append(candidates, CachePath(ff.buildIDDir, hex, "elf"), CachePath(ff.buildIDDir, hex, "vdso"))
 	}
 	var why error
 	for _, c := range candidates {

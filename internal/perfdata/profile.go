@@ -104,8 +104,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	go func() {
 		defer close(kallsymsDone)
 		if id := f.BuildIDs["[kernel.kallsyms]"]; len(id) > 1 && opts.BuildIDDir != "" {
-			hex := fmt.Sprintf("%x", id)
-			path := filepath.Join(opts.BuildIDDir, ".build-id", hex[:2], hex[2:], "kallsyms")
+			path := CachePath(opts.BuildIDDir, fmt.Sprintf("%x", id), "kallsyms")
 			if k, err := readKallsyms(path); err == nil && !k.empty() {
 				kallsymsRead, kallsymsFrom = k, path
 				return
