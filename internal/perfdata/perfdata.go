@@ -55,6 +55,11 @@ const (
 	RecordSample        = 9
 	RecordMMAP2         = 10
 	RecordFinishedRound = 68
+	// Records compressed with Zstandard (perf record -z): one stream of
+	// records cut into pieces, a piece a record. The second kind (newer
+	// perf) puts the piece's size first and pads the record to 8 bytes.
+	RecordCompressed  = 81
+	RecordCompressed2 = 83
 )
 
 // Callchain context markers: entries of a callchain that say whose
@@ -400,7 +405,10 @@ func (f *File) parseEventDesc(b []byte) {
 type Record struct {
 	Type uint32
 	Misc uint16
-	Off  int64 // in the file
+	// Off is the record's offset in the file; for a record decompressed
+	// from the stream of the COMPRESSED records, the offset of the
+	// compressed record being read when it was decoded.
+	Off int64
 
 	// MMAP and MMAP2.
 	PID, TID         uint32
@@ -436,60 +444,117 @@ type Record struct {
 const maxRecord = 1 << 16
 
 // Records calls fn for each record of the data section, in file order,
-// until fn returns false or the data ends. The Record (and its
-// Callchain) is reused for the next call: copy what you keep.
+// until fn returns false or the data ends. The records of a recording
+// made with perf record -z are decompressed from its COMPRESSED records
+// and passed in the order of that stream, at the place of the compressed
+// record that holds them. The Record (and its Callchain) is reused for
+// the next call: copy what you keep.
 func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn) }
 
 // records is Records, with SAMPLE records passed undecoded (only Type,
 // Misc and Off set) unless samples is true.
 func (f *File) records(samples bool, fn func(*Record) bool) error {
+	s := &scanner{f: f, samples: samples, fn: fn}
 	sr := io.NewSectionReader(f.r, f.dataOff, f.dataN)
-	br := bufio.NewReaderSize(sr, 256<<10)
-	var rec Record
-	buf := make([]byte, maxRecord)
-	off := f.dataOff
-	end := f.dataOff + f.dataN
-	for off < end {
-		if end-off < 8 {
-			return f.errorf(off, "truncated record header")
-		}
-		if _, err := io.ReadFull(br, buf[:8]); err != nil {
-			return f.errorf(off, "reading a record: %v", err)
-		}
-		typ := f.ByteOrder.Uint32(buf)
-		misc := f.ByteOrder.Uint16(buf[4:])
-		size := int64(f.ByteOrder.Uint16(buf[6:]))
-		if size < 8 || size > end-off {
-			return f.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, end-off)
-		}
-		body := buf[8:size]
-		if _, err := io.ReadFull(br, body); err != nil {
-			return f.errorf(off, "reading a record: %v", err)
-		}
-		rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0]}
-		ok := true
-		switch typ {
-		case RecordMMAP, RecordMMAP2:
-			ok = f.mmap(&rec, body)
-		case RecordComm:
-			ok = f.comm(&rec, body)
-		case RecordFork, RecordExit:
-			if len(body) >= 16 {
-				bo := f.ByteOrder
-				rec.PID, rec.PPID, rec.TID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:])
-			}
-		case RecordSample:
-			if samples {
-				ok = f.sample(&rec, body)
-			}
-		}
-		if !ok {
-			return f.errorf(off, "record of type %d is shorter than its fields", typ)
-		}
-		if !fn(&rec) {
+	fr := &rawReader{r: bufio.NewReaderSize(sr, 256<<10), off: f.dataOff, end: f.dataOff + f.dataN, buf: make([]byte, maxRecord)}
+	for {
+		typ, misc, off, body, err := fr.next(f)
+		if err == io.EOF {
 			return nil
 		}
-		off += size
+		if err != nil {
+			return err
+		}
+		if typ == RecordCompressed || typ == RecordCompressed2 {
+			// The rest of the data section is read with the stream.
+			return s.decompress(fr, typ, off, body)
+		}
+		if err := s.emit(typ, misc, off, body); err != nil {
+			return ignoreStop(err)
+		}
+	}
+}
+
+// A rawReader reads the records of the data section, undecoded.
+type rawReader struct {
+	r        *bufio.Reader
+	off, end int64
+	buf      []byte // maxRecord bytes
+}
+
+// next returns the next record's type, misc field, offset and body (in
+// r.buf until the next call), or io.EOF at the end of the data section.
+func (r *rawReader) next(f *File) (typ uint32, misc uint16, off int64, body []byte, err error) {
+	off = r.off
+	if off >= r.end {
+		return 0, 0, off, nil, io.EOF
+	}
+	if r.end-off < 8 {
+		return 0, 0, off, nil, f.errorf(off, "truncated record header")
+	}
+	if _, err := io.ReadFull(r.r, r.buf[:8]); err != nil {
+		return 0, 0, off, nil, f.errorf(off, "reading a record: %v", err)
+	}
+	typ = f.ByteOrder.Uint32(r.buf)
+	misc = f.ByteOrder.Uint16(r.buf[4:])
+	size := int64(f.ByteOrder.Uint16(r.buf[6:]))
+	if size < 8 || size > r.end-off {
+		return 0, 0, off, nil, f.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, r.end-off)
+	}
+	body = r.buf[8:size]
+	if _, err := io.ReadFull(r.r, body); err != nil {
+		return 0, 0, off, nil, f.errorf(off, "reading a record: %v", err)
+	}
+	r.off += size
+	return typ, misc, off, body, nil
+}
+
+// A scanner decodes records and passes them to fn.
+type scanner struct {
+	f       *File
+	samples bool
+	fn      func(*Record) bool
+	rec     Record
+}
+
+// errStop is returned by scanner.emit when fn asks to stop.
+var errStop = errors.New("stopped")
+
+// ignoreStop returns err, nil if it is errStop.
+func ignoreStop(err error) error {
+	if err == errStop {
+		return nil
+	}
+	return err
+}
+
+// emit decodes the record (type typ, misc, at off, with body) and passes
+// it to fn.
+func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
+	f := s.f
+	rec := &s.rec
+	*rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0]}
+	ok := true
+	switch typ {
+	case RecordMMAP, RecordMMAP2:
+		ok = f.mmap(rec, body)
+	case RecordComm:
+		ok = f.comm(rec, body)
+	case RecordFork, RecordExit:
+		if len(body) >= 16 {
+			bo := f.ByteOrder
+			rec.PID, rec.PPID, rec.TID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:])
+		}
+	case RecordSample:
+		if s.samples {
+			ok = f.sample(rec, body)
+		}
+	}
+	if !ok {
+		return f.errorf(off, "record of type %d is shorter than its fields", typ)
+	}
+	if !s.fn(rec) {
+		return errStop
 	}
 	return nil
 }
