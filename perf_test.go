@@ -20,16 +20,16 @@ import (
 
 // TestPerfDataMatchesPerfReport reads real perf.data recordings
 // (testdata/perf/generate.sh: a native program in one thread, in three
-// threads and in three processes, Node.js with --perf-prof, and a JIT
-// that moves and reuses its code, jitreuse.c) and
-// checks every function's share of the samples in pprof -top against
+// threads (also compressed, perf record -z) and in three processes,
+// Node.js with --perf-prof, and a JIT that moves and reuses its code,
+// jitreuse.c) and checks every function's share of the samples in pprof -top against
 // perf report --no-children on the same file (for Node, after perf
 // inject --jit, which pprof does not need): within 0.5 percentage point.
 // V8's names are compared by function, its tiers added up, as pprof
 // names them.
 func TestPerfDataMatchesPerfReport(t *testing.T) {
 	dir := freshPerfDir(t)
-	for _, name := range []string{"single", "threads", "procs", "dwarf", "node", "jitreuse/jitreuse"} {
+	for _, name := range []string{"single", "threads", "procs", "zstd", "dwarf", "node", "jitreuse/jitreuse"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			data := filepath.Join(dir, name+".data")
 			if _, err := os.Stat(data); err != nil {
@@ -165,7 +165,7 @@ func withoutTemplateArgs(name string) string {
 // kernel frames name the kernel of the machine that recorded them).
 func TestPerfDataGolden(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
-	for _, name := range []string{"single", "threads"} {
+	for _, name := range []string{"single", "threads", "zstd"} {
 		t.Run(name, func(t *testing.T) {
 			want := perfReportShares(t, filepath.Join(dir, name+".report"))
 			r := runPProf(t, t.TempDir(), []string{"PPROF_BINARY_PATH=" + dir}, "-top", "-nodecount=10000", filepath.Join(dir, name+".data"))
@@ -220,7 +220,7 @@ func TestPerfDataReplayGolden(t *testing.T) {
 // --call-graph dwarf of a program built without frame pointers (gcc -O2
 // -fomit-frame-pointer): three threads calling into libc, and a loop
 // reading the clock (its time in the vDSO, which perf's build-ID cache
-// holds). Their user stacks only call frame information describes. Each
+// holds), and the first compressed (perf record -z). Their user stacks only call frame information describes. Each
 // sample's user stack must be the one perf script unwinds (with libunwind
 // or libdw) from the same file: the same frames, in the same files, at
 // the same addresses, for at least 99% of the samples; the vDSO's
@@ -229,7 +229,7 @@ func TestPerfDataReplayGolden(t *testing.T) {
 func TestPerfDataDwarfUnwinding(t *testing.T) {
 	dir := freshPerfDir(t)
 	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
-	for _, name := range []string{"dwarf", "dwarf-clock"} {
+	for _, name := range []string{"dwarf", "dwarf-clock", "dwarf-zstd"} {
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(dir, name+".data")
 			want, samples := perfScriptStacks(t, filepath.Join(dir, name+".script"))

@@ -187,6 +187,7 @@ func FuzzPerfData(f *testing.F) {
 	f.Add(build(binary.LittleEndian))
 	f.Add(build(binary.BigEndian))
 	f.Add(buildWith(binary.LittleEndian, true))
+	f.Add(compressRecording(f, build(binary.LittleEndian), 1, 64, 16, RecordCompressed2))
 	if b, err := os.ReadFile("testdata/fuzz-seed.data"); err == nil {
 		f.Add(b)
 	}

@@ -13,6 +13,9 @@
 #   dwarf-clock.data  the same program reading the clock (time in the
 #                 vDSO), and dwarf-clock.script; perf's build-ID cache of
 #                 both recordings in buildid/
+#   zstd.data     work.c in three threads, compressed (perf record -g -z)
+#   dwarf-zstd.data  dwarf.data's program, compressed (perf record
+#                 --call-graph dwarf -z), and dwarf-zstd.script
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
@@ -52,22 +55,24 @@ report() { # NAME DATA
 record single "$out/work" single 300
 record threads "$out/work" threads 150
 record procs "$out/work" procs 150
+record zstd -z "$out/work" threads 150
 # perf keeps a copy of each file sampled (the vDSO's too) in its build-ID
 # cache, here buildid/; pprof unwinds through them with PERF_BUILDID_DIR
 # set to it (perf sets that variable for the scripts it runs).
 cache=(--buildid-dir "$out/buildid")
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-clock.data" "$out/work-nofp" clock 400 >/dev/null 2>&1
+"$perf" "${cache[@]}" record -q -z -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-zstd.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 # A program rebuilt after its recording (-O1 instead of -O2): its
 # symbols, lines and tables come from perf's copy of the build recorded.
 gcc -O2 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/rebuilt.data" "$out/rebuilt" threads 100 >/dev/null 2>&1
-for n in dwarf dwarf-clock rebuilt; do
+for n in dwarf dwarf-clock dwarf-zstd rebuilt; do
   "$perf" "${cache[@]}" script -i "$out/$n.data" -F ip,dso --no-inline >"$out/$n.script" 2>/dev/null
 done
 report rebuilt "$out/rebuilt.data"
 gcc -O1 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
-for n in single threads procs dwarf; do report "$n" "$out/$n.data"; done
+for n in single threads procs zstd dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then
   cp "$here/../node/work.js" "$out/work.js"
