@@ -521,3 +521,19 @@ func TestPerfDataKernelSymbols(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfDataKilledRecording reads a recording whose perf record was
+// killed (testdata/perf/generate.sh): perf report cannot read it (no data
+// size in the header, no feature sections), pprof reads it to its last
+// whole record, says so, and names the program's functions and event.
+func TestPerfDataKilledRecording(t *testing.T) {
+	dir := freshPerfDir(t)
+	r := runPProf(t, t.TempDir(), nil, "-top", filepath.Join(dir, "killed.data"))
+	if !strings.Contains(string(r.stderr), "killed.data: the recording was not finished") {
+		t.Errorf("no note about the unfinished recording:\n%s", r.stderr)
+	}
+	top := topShares(string(r.stdout))
+	if top["hot_mix"] < 20 || top["hot_hash"] < 10 || !strings.Contains(string(r.stdout), "Type: cpu-clock") {
+		t.Errorf("hot_mix %.2f%%, hot_hash %.2f%%:\n%s", top["hot_mix"], top["hot_hash"], r.stdout)
+	}
+}

@@ -54,8 +54,10 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 		if in.err != nil { // fn asked to stop, or an uncompressed record is bad
 			return ignoreStop(in.err)
 		}
-		if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) && in.done {
-			// perf never ends its frame: the stream ends with the file.
+		if err != nil && in.done && (f.Unfinished || n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF)) {
+			// perf never ends its frame: the stream ends with the
+			// file, and inside a record or a block if perf was
+			// stopped while writing.
 			return nil
 		}
 		if err != nil {
@@ -73,6 +75,9 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 		if _, err := io.ReadFull(dec, buf[8:size]); err != nil {
 			if in.err != nil {
 				return ignoreStop(in.err)
+			}
+			if in.done && f.Unfinished {
+				return nil
 			}
 			return in.errorf(pos, "record of type %d, %d bytes: %v", typ, size, streamErr(err))
 		}

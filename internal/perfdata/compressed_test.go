@@ -261,3 +261,39 @@ func cutStream(t *testing.T, n int) []byte {
 	out = le.AppendUint16(out, uint16(8+z.Len()))
 	return append(out, z.Bytes()...)
 }
+
+// TestUnfinishedCompressed: a compressed recording perf record did not
+// finish, cut anywhere, is read to its last whole record without an
+// error, with one note.
+func TestUnfinishedCompressed(t *testing.T) {
+	le := binary.LittleEndian
+	z := compressRecording(t, goldenRecording(t), 5, 4096, 1000, RecordCompressed)
+	dataOff, dataN := int(le.Uint64(z[40:])), int(le.Uint64(z[48:]))
+	prev := int64(-1)
+	for cut := dataOff + 200; cut < dataOff+dataN; cut += 777 {
+		u := slices.Clone(z[:cut])
+		le.PutUint64(u[48:], 0)
+		f, err := open(t, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, conv, err := f.Profile(Options{})
+		if err != nil {
+			if strings.Contains(err.Error(), "no samples") {
+				continue
+			}
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], "not finished") {
+			t.Errorf("cut at %d: notes %q", cut, conv.Notes)
+		}
+		n := totalCount(p)
+		if n < prev {
+			t.Errorf("cut at %d: %d samples, fewer than %d cut earlier", cut, n, prev)
+		}
+		prev = n
+	}
+	if prev < 1000 {
+		t.Errorf("%d samples at the last cut", prev)
+	}
+}

@@ -6,10 +6,12 @@
 // [Open] reads the header, the attributes and the feature sections
 // pprof uses (build ids, hostname, OS release, command line, event
 // descriptions); [File.Records] then streams the data section record by
-// record, decoding MMAP, MMAP2, COMM, FORK, EXIT and SAMPLE and skipping
-// every other record by its size. Both byte orders are read. Every size
-// is checked against the file before anything is read or allocated from
-// it; errors name the file and the offset.
+// record, decoding MMAP, MMAP2, COMM, FORK, EXIT and SAMPLE, decompressing
+// the COMPRESSED records of perf record -z, and skipping every other
+// record by its size. Both byte orders are read, and recordings perf
+// record did not finish. Every size is checked against the file before
+// anything is read or allocated from it; errors name the file and the
+// offset.
 package perfdata
 
 import (
@@ -105,6 +107,12 @@ type File struct {
 	Arch                string // the machine, as uname -m says (x86_64, aarch64)
 	CmdLine             []string
 	BuildIDs            map[string][]byte // by file name
+	// Unfinished reports a recording perf record did not finish (killed,
+	// or copied while it ran): its header gives no data size, so the
+	// data section is read to the last whole record of the file, and the
+	// feature sections perf writes after it at the end (build IDs, event
+	// names, ...) are missing.
+	Unfinished bool
 
 	r              io.ReaderAt
 	size           int64
@@ -171,6 +179,10 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 			return nil, f.errorf(24, "section [%#x, +%#x) outside the %d-byte file", s[0], s[1], size)
 		}
 	}
+	if f.dataN == 0 && size > f.dataOff {
+		f.Unfinished = true
+		f.dataN = size - f.dataOff
+	}
 	if attrSize < 16+64 || attrSize > 1<<16 {
 		return nil, f.errorf(16, "attribute size %d", attrSize)
 	}
@@ -209,6 +221,9 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 		for _, id := range f.Attrs[i].IDs {
 			f.byID[id] = &f.Attrs[i]
 		}
+	}
+	if f.Unfinished {
+		return f, nil
 	}
 	if err := f.readFeatures(h[72:104]); err != nil {
 		return nil, err
@@ -490,6 +505,9 @@ func (r *rawReader) next(f *File) (typ uint32, misc uint16, off int64, body []by
 		return 0, 0, off, nil, io.EOF
 	}
 	if r.end-off < 8 {
+		if f.Unfinished { // perf stopped while writing it
+			return 0, 0, off, nil, io.EOF
+		}
 		return 0, 0, off, nil, f.errorf(off, "truncated record header")
 	}
 	if _, err := io.ReadFull(r.r, r.buf[:8]); err != nil {
@@ -498,6 +516,9 @@ func (r *rawReader) next(f *File) (typ uint32, misc uint16, off int64, body []by
 	typ = f.ByteOrder.Uint32(r.buf)
 	misc = f.ByteOrder.Uint16(r.buf[4:])
 	size := int64(f.ByteOrder.Uint16(r.buf[6:]))
+	if size > r.end-off && size >= 8 && f.Unfinished {
+		return 0, 0, off, nil, io.EOF
+	}
 	if size < 8 || size > r.end-off {
 		return 0, 0, off, nil, f.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, r.end-off)
 	}

@@ -3,10 +3,13 @@ package perfdata
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 // build writes a minimal perf.data: one cpu-clock attribute sampling IP,
@@ -267,5 +270,108 @@ func TestDwarfRecording(t *testing.T) {
 	}
 	if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], "user stacks end at /bin/prog") {
 		t.Errorf("notes %q", conv.Notes)
+	}
+}
+
+// TestDamagedRecordKeepsTheRest: a damaged record in the middle of a real
+// recording ends it there: the profile has the samples before it, and a
+// note names the offset; damage before the first sample is an error.
+func TestDamagedRecordKeepsTheRest(t *testing.T) {
+	b := goldenRecording(t)
+	le := binary.LittleEndian
+	dataOff := int(le.Uint64(b[40:]))
+	// The offset of the 200th record, and the samples before it.
+	off, samples := dataOff, 0
+	for range 199 {
+		if le.Uint32(b[off:]) == RecordSample {
+			samples++
+		}
+		off += int(le.Uint16(b[off+6:]))
+	}
+	broken := slices.Clone(b)
+	le.PutUint16(broken[off+6:], 4)
+	f, err := open(t, broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, conv, err := f.Profile(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := totalCount(p); got != int64(samples) || samples < 100 {
+		t.Errorf("%d samples, want the %d before the damage", got, samples)
+	}
+	want := fmt.Sprintf("claims 4 bytes, outside [8, %d] at offset %#x: the profile has the %d samples before it", dataOff+int(le.Uint64(b[48:]))-off, off, samples)
+	if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
+		t.Errorf("notes %q, want one saying %q", conv.Notes, want)
+	}
+	// Damage before any sample.
+	first := slices.Clone(b)
+	le.PutUint16(first[dataOff+6:], 4)
+	if f, err = open(t, first); err == nil {
+		_, _, err = f.Profile(Options{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "x.data: record of type") {
+		t.Errorf("damage before the first sample: error %v", err)
+	}
+}
+
+// totalCount returns the sum of p's sample counts (its first value).
+func totalCount(p *profile.Profile) int64 {
+	var n int64
+	for _, s := range p.Sample {
+		n += s.Value[0]
+	}
+	return n
+}
+
+// TestUnfinishedRecording: a recording perf record did not finish (its
+// header without a data size, the file cut inside a record and without
+// its feature sections) is read to its last whole record, its event named
+// from its type, with a note; one cut before its first sample is an error.
+func TestUnfinishedRecording(t *testing.T) {
+	b := goldenRecording(t)
+	le := binary.LittleEndian
+	dataOff := int(le.Uint64(b[40:]))
+	off, samples := dataOff, 0
+	for range 500 {
+		if le.Uint32(b[off:]) == RecordSample {
+			samples++
+		}
+		off += int(le.Uint16(b[off+6:]))
+	}
+	for _, cut := range []int{0, 5, 20} { // inside the 501st record, or at its start
+		u := slices.Clone(b[:off+cut])
+		le.PutUint64(u[48:], 0)
+		f, err := open(t, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.Unfinished || f.Hostname != "" {
+			t.Errorf("unfinished %v, hostname %q", f.Unfinished, f.Hostname)
+		}
+		p, conv, err := f.Profile(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := totalCount(p); got != int64(samples) {
+			t.Errorf("cut %d: %d samples, want %d", cut, got, samples)
+		}
+		if p.SampleType[0].Type != "samples" || p.PeriodType.Type != "cpu-clock" {
+			t.Errorf("cut %d: sample type %v, period type %v", cut, p.SampleType[0], p.PeriodType)
+		}
+		want := fmt.Sprintf("not finished (perf record was stopped before it wrote its header): read to its last whole record, %d samples", samples)
+		if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
+			t.Errorf("cut %d: notes %q, want one saying %q", cut, conv.Notes, want)
+		}
+	}
+	u := slices.Clone(b[:dataOff+10])
+	le.PutUint64(u[48:], 0)
+	f, err := open(t, u)
+	if err == nil {
+		_, _, err = f.Profile(Options{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "x.data: the recording was not finished") || !strings.Contains(err.Error(), "no samples") {
+		t.Errorf("unfinished before any sample: error %v", err)
 	}
 }

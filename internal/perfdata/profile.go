@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -165,7 +166,10 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		return true
 	})
-	if err != nil {
+	// A damaged record ends the data: the mappings before it are kept,
+	// and the samples before it are the profile (below).
+	var damaged *FormatError
+	if !errors.As(err, &damaged) && err != nil {
 		return nil, nil, err
 	}
 	var replay JITReplay
@@ -190,7 +194,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		a := &f.Attrs[i]
 		name := a.Name
 		if name == "" {
-			name = fmt.Sprintf("event%d", i)
+			name = eventName(a.Type, a.Config, i)
 		}
 		unit := "count"
 		if a.Type == 1 && (a.Config == 0 || a.Config == 1) { // PERF_TYPE_SOFTWARE cpu-clock, task-clock
@@ -383,6 +387,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 
 	var first, last uint64
+	nsamples := 0
 	same := map[string]*profile.Sample{}
 	var key []byte
 	var stack []*profile.Location
@@ -391,6 +396,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if r.Type != RecordSample {
 			return true
 		}
+		nsamples++
 		pids[r.PID] = true
 		if r.Time != 0 {
 			if first == 0 || r.Time < first {
@@ -469,8 +475,19 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		p.Sample = append(p.Sample, s)
 		return true
 	})
-	if err != nil {
+	if errors.As(err, &damaged) {
+		if nsamples == 0 {
+			return nil, nil, err
+		}
+		conv.Notes = append(conv.Notes, fmt.Sprintf("%s at offset %#x: the profile has the %d samples before it", damaged.Msg, damaged.Off, nsamples))
+	} else if err != nil {
 		return nil, nil, err
+	}
+	if f.Unfinished {
+		if nsamples == 0 {
+			return nil, nil, f.errorf(f.dataOff, "the recording was not finished (perf record was stopped before it wrote its header) and has no samples")
+		}
+		conv.Notes = append(conv.Notes, fmt.Sprintf("the recording was not finished (perf record was stopped before it wrote its header): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", nsamples))
 	}
 	if last > first {
 		p.DurationNanos = int64(last - first)
@@ -486,6 +503,23 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 	putMainFirst(p)
 	return p, conv, p.CheckValid()
+}
+
+// eventName returns perf's name of the event of type typ (hardware or
+// software) and config, for a recording without its event descriptions
+// (one not finished), or "event" and its index i.
+func eventName(typ, config uint64, i int) string {
+	hardware := []string{"cycles", "instructions", "cache-references", "cache-misses", "branches",
+		"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"}
+	software := []string{"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+		"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy", "bpf-output", "cgroup-switches"}
+	switch {
+	case typ == 0 && config < uint64(len(hardware)): // PERF_TYPE_HARDWARE
+		return hardware[config]
+	case typ == 1 && config < uint64(len(software)): // PERF_TYPE_SOFTWARE
+		return software[config]
+	}
+	return fmt.Sprintf("event%d", i)
 }
 
 // sameClockAsJIT reports whether every event's sample times are

@@ -16,6 +16,9 @@
 #   zstd.data     work.c in three threads, compressed (perf record -g -z)
 #   dwarf-zstd.data  dwarf.data's program, compressed (perf record
 #                 --call-graph dwarf -z), and dwarf-zstd.script
+#   killed.data   work.c in three threads, perf record -g killed (SIGKILL)
+#                 once it has written 256 KiB: no data size in its
+#                 header, no feature sections
 #   node.data     node --perf-prof work.js      (perf record -g -k 1),
 #                 with jit-PID.dump in OUTDIR, and node.inject.data, the
 #                 same after perf inject --jit, for perf report to compare
@@ -56,6 +59,17 @@ record single "$out/work" single 300
 record threads "$out/work" threads 150
 record procs "$out/work" procs 150
 record zstd -z "$out/work" threads 150
+# perf record killed: it runs the program (1,500 rounds, some seconds)
+# until it has written 256 KiB; then the program is stopped too.
+"$perf" record -q -e cpu-clock -F 2000 -g -o "$out/killed.data" "$out/work" threads 1500 >/dev/null 2>&1 &
+recorder=$!
+for _ in $(seq 300); do
+  [ "$(stat -c %s "$out/killed.data" 2>/dev/null || echo 0)" -ge 262144 ] && break
+  sleep 0.05
+done
+kill -KILL "$recorder" || { echo "generate.sh: perf record ended before it could be killed" >&2; exit 1; }
+wait "$recorder" 2>/dev/null || true
+pkill -KILL -f "^$out/work threads 1500\$" || true
 # perf keeps a copy of each file sampled (the vDSO's too) in its build-ID
 # cache, here buildid/; pprof unwinds through them with PERF_BUILDID_DIR
 # set to it (perf sets that variable for the scripts it runs).
