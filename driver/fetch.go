@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,17 +164,47 @@ func statusCodeError(resp *http.Response) error {
 	return fmt.Errorf("server response: %s", resp.Status)
 }
 
-// isPerfFile reports whether path holds perf.data (perf record) output.
+// isPerfFile reports whether path holds perf.data (perf record) output,
+// of either byte order, or is the directory perf record --threads
+// writes, whose header file is data.
 func isPerfFile(path string) bool {
-	f, err := os.Open(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "data")
+	}
+	f, err := regfile.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	magic := []byte("PERFILE2")
-	head := make([]byte, len(magic))
+	head := make([]byte, len(perfdata.Magic))
 	_, err = io.ReadFull(f, head)
-	return err == nil && bytes.Equal(head, magic)
+	return err == nil && (string(head) == perfdata.Magic || string(head) == "2ELIFREP")
+}
+
+// threadDataFiles returns the per-thread files of the perf record
+// --threads directory dir, data.0, data.1, ..., in their order.
+func threadDataFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	type numbered struct {
+		n    int
+		name string
+	}
+	var files []numbered
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "data.")
+		if n, err := strconv.Atoi(rest); ok && err == nil && n >= 0 {
+			files = append(files, numbered{n, filepath.Join(dir, e.Name())})
+		}
+	}
+	slices.SortFunc(files, func(a, b numbered) int { return a.n - b.n })
+	var out []string
+	for _, f := range files {
+		out = append(out, f.name)
+	}
+	return out, nil
 }
 
 // readPerfData reads a perf.data recording in process (package
@@ -181,18 +212,46 @@ func isPerfFile(path string) bool {
 // not package) and runs the JIT stage on it, with the jitdump files the
 // recorded processes mapped and their perf maps, if they are still here.
 func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
-	fd, err := regfile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	header := path
+	var threads []string // perf record --threads: a directory
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		header = filepath.Join(path, "data")
+		if threads, err = threadDataFiles(path); err != nil {
+			return nil, err
+		}
 	}
-	defer fd.Close()
-	st, err := fd.Stat()
+	var files []*os.File
+	defer func() {
+		for _, fd := range files {
+			fd.Close()
+		}
+	}()
+	open := func(name string) (*os.File, int64, error) {
+		fd, err := regfile.Open(name)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %v", name, err)
+		}
+		files = append(files, fd)
+		st, err := fd.Stat()
+		if err != nil {
+			return nil, 0, err
+		}
+		return fd, st.Size(), nil
+	}
+	fd, size, err := open(header)
 	if err != nil {
 		return nil, err
 	}
-	pf, err := perfdata.Open(fd, st.Size(), path)
+	pf, err := perfdata.Open(fd, size, header)
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range threads {
+		fd, size, err := open(name)
+		if err != nil {
+			return nil, err
+		}
+		pf.AddThreadData(fd, size, name)
 	}
 	release := ""
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

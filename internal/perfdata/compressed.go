@@ -22,12 +22,12 @@ import (
 const maxWindow = 128 << 20
 
 // expansion bounds what the compressed records may decompress to, as a
-// multiple of the data section's size (plus 64 MiB): perf's records
+// multiple of the size of the file (up to their end; plus 64 MiB): perf's records
 // compress about 5 to 30 times; a stream that claims more is hostile
 // and is cut there rather than decoded for minutes.
 const expansion = 512
 
-// decompress reads the rest of the data section from fr, the stream of
+// decompress reads the rest of the stream fr, the Zstandard stream of
 // its compressed records the first of which, of type typ at off, has
 // body, and the uncompressed records between them, and passes their
 // records to s.fn.
@@ -43,10 +43,10 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 	dec, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
-		return f.errorf(off, "compressed records: %v", err)
+		return fr.errorf(off, "compressed records: %v", err)
 	}
 	defer dec.Close()
-	limit := 64<<20 + expansion*f.dataN
+	limit := 64<<20 + expansion*fr.end
 	buf := make([]byte, maxRecord)
 	var pos int64 // in the decompressed stream
 	for {
@@ -54,7 +54,7 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 		if in.err != nil { // fn asked to stop, or an uncompressed record is bad
 			return ignoreStop(in.err)
 		}
-		if err != nil && in.done && (f.Unfinished || n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF)) {
+		if err != nil && in.done && (fr.unfinished || n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF)) {
 			// perf never ends its frame: the stream ends with the
 			// file, and inside a record or a block if perf was
 			// stopped while writing.
@@ -70,13 +70,13 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 			return in.errorf(pos, "record of type %d claims %d bytes", typ, size)
 		}
 		if pos+size > limit {
-			return in.errorf(pos, "decompresses to more than %d bytes, %d times the data section", limit, expansion)
+			return in.errorf(pos, "decompresses to more than %d bytes, %d times the file's size", limit, expansion)
 		}
 		if _, err := io.ReadFull(dec, buf[8:size]); err != nil {
 			if in.err != nil {
 				return ignoreStop(in.err)
 			}
-			if in.done && f.Unfinished {
+			if in.done && fr.unfinished {
 				return nil
 			}
 			return in.errorf(pos, "record of type %d, %d bytes: %v", typ, size, streamErr(err))
@@ -117,11 +117,11 @@ func (p *pieces) set(typ uint32, off int64, body []byte) error {
 	p.off = off
 	if typ == RecordCompressed2 {
 		if len(body) < 8 {
-			return p.s.f.errorf(off, "compressed record of %d bytes", 8+len(body))
+			return p.fr.errorf(off, "compressed record of %d bytes", 8+len(body))
 		}
 		n := p.s.f.ByteOrder.Uint64(body)
 		if n > uint64(len(body)-8) {
-			return p.s.f.errorf(off, "compressed record of %d bytes claims %d bytes of data", 8+len(body), n)
+			return p.fr.errorf(off, "compressed record of %d bytes claims %d bytes of data", 8+len(body), n)
 		}
 		body = body[8 : 8+n]
 	}
@@ -134,7 +134,7 @@ func (p *pieces) Read(b []byte) (int, error) {
 		if p.err != nil {
 			return 0, p.err
 		}
-		typ, misc, off, body, err := p.fr.next(p.s.f)
+		typ, misc, off, body, err := p.fr.next()
 		if err == io.EOF {
 			p.done = true
 			return 0, io.EOF
@@ -159,5 +159,5 @@ func (p *pieces) Read(b []byte) (int, error) {
 // errorf returns the error for the record at pos in the decompressed
 // stream.
 func (p *pieces) errorf(pos int64, format string, args ...any) error {
-	return p.s.f.errorf(p.off, "in the records compressed (perf record -z), at byte %d of the stream: %s", pos, fmt.Sprintf(format, args...))
+	return p.fr.errorf(p.off, "in the records compressed (perf record -z), at byte %d of the stream: %s", pos, fmt.Sprintf(format, args...))
 }

@@ -228,7 +228,7 @@ func TestCompressedBadInput(t *testing.T) {
 		{"data size past the record", edit(func(b []byte) { le.PutUint64(b[first+8:], 1<<20) }), "claims 1048576 bytes of data"},
 		{"stream cut inside a record", withData(z, cutStream(t, 4000)), "end inside a record"},
 		{"record size zero in the stream", withData(z, cutStream(t, 0)), "claims 0 bytes"},
-		{"expands too much", withData(z, bombData), "times the data section"},
+		{"expands too much", withData(z, bombData), "times the file's size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := recordList(t, tc.data)
@@ -295,5 +295,58 @@ func TestUnfinishedCompressed(t *testing.T) {
 	}
 	if prev < 1000 {
 		t.Errorf("%d samples at the last cut", prev)
+	}
+}
+
+// TestThreadData: a recording of perf record --threads, its records in
+// the header file and in per-thread files (data.0 compressed, data.1
+// not), gives the records of the one-file recording, in the order of
+// the files; damage in a thread's file names that file.
+func TestThreadData(t *testing.T) {
+	plain := goldenRecording(t)
+	want, err := recordList(t, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	dataOff, dataN := int(le.Uint64(plain[40:])), int(le.Uint64(plain[48:]))
+	data := plain[dataOff : dataOff+dataN]
+	// Cut the data section after its 10th record and in the middle.
+	cut := func(n int) int {
+		off := 0
+		for range n {
+			off += int(le.Uint16(data[off+6:]))
+		}
+		return off
+	}
+	a, b := cut(10), cut(len(want)/2)
+	header := withData(plain, data[:a])
+	// data.0: the middle records, compressed as perf record -z does.
+	z := compressRecording(t, withData(plain, data[a:b]), 0, 4096, 1000, RecordCompressed)
+	zOff, zN := int(le.Uint64(z[40:])), int(le.Uint64(z[48:]))
+	thread0, thread1 := z[zOff:zOff+zN], data[b:]
+
+	list := func(thread1 []byte) ([]string, error) {
+		f, err := open(t, header)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.AddThreadData(bytes.NewReader(thread0), int64(len(thread0)), "x.data/data.0")
+		f.AddThreadData(bytes.NewReader(thread1), int64(len(thread1)), "x.data/data.1")
+		var out []string
+		err = f.Records(func(r *Record) bool {
+			if r.Type != RecordFinishedRound {
+				out = append(out, fmt.Sprintf("%d %d %d %d %x %d %q %q %d %x", r.Type, r.PID, r.TID, r.Addr, r.IP, r.Time, r.Filename, r.Comm, r.Period, r.Callchain))
+			}
+			return true
+		})
+		return out, err
+	}
+	got, err := list(thread1)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("%d records, want %d, first difference at %d; %v", len(got), len(want), firstDiff(got, want), err)
+	}
+	if _, err := list(thread1[:len(thread1)-3]); err == nil || !strings.HasPrefix(err.Error(), "x.data/data.1: ") {
+		t.Errorf("a thread's file cut: error %v, want one naming x.data/data.1", err)
 	}
 }

@@ -117,6 +117,7 @@ type File struct {
 	r              io.ReaderAt
 	size           int64
 	dataOff, dataN int64
+	streams        []stream // the data section first
 	byID           map[uint64]*Attr
 }
 
@@ -222,6 +223,7 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 			f.byID[id] = &f.Attrs[i]
 		}
 	}
+	f.streams = []stream{{r: r, off: f.dataOff, n: f.dataN, name: name}}
 	if f.Unfinished {
 		return f, nil
 	}
@@ -459,7 +461,8 @@ type Record struct {
 const maxRecord = 1 << 16
 
 // Records calls fn for each record of the data section, in file order,
-// until fn returns false or the data ends. The records of a recording
+// then for those of each file AddThreadData added, until fn returns
+// false or the data ends. The records of a recording
 // made with perf record -z are decompressed from its COMPRESSED records
 // and passed in the order of that stream, at the place of the compressed
 // record that holds them. The Record (and its Callchain) is reused for
@@ -470,10 +473,39 @@ func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn)
 // Misc and Off set) unless samples is true.
 func (f *File) records(samples bool, fn func(*Record) bool) error {
 	s := &scanner{f: f, samples: samples, fn: fn}
-	sr := io.NewSectionReader(f.r, f.dataOff, f.dataN)
-	fr := &rawReader{r: bufio.NewReaderSize(sr, 256<<10), off: f.dataOff, end: f.dataOff + f.dataN, buf: make([]byte, maxRecord)}
+	buf := make([]byte, maxRecord)
+	for i, st := range f.streams {
+		sr := io.NewSectionReader(st.r, st.off, st.n)
+		fr := &rawReader{f: f, name: st.name, r: bufio.NewReaderSize(sr, 256<<10), off: st.off, end: st.off + st.n, buf: buf,
+			unfinished: i == 0 && f.Unfinished}
+		if err := s.stream(fr); err != nil {
+			return ignoreStop(err)
+		}
+	}
+	return nil
+}
+
+// A stream is where records are read from: the data section of the
+// file, and the files of the other threads of perf record --threads.
+type stream struct {
+	r      io.ReaderAt
+	off, n int64
+	name   string
+}
+
+// AddThreadData adds the records of one of the per-thread files of a
+// recording made with perf record --threads (a directory: data, which
+// Open reads, and data.0, data.1, ...), r, of size bytes, named name:
+// Records reads them after the file's own, one file after the other.
+func (f *File) AddThreadData(r io.ReaderAt, size int64, name string) {
+	f.streams = append(f.streams, stream{r: r, n: size, name: name})
+}
+
+// stream reads the records of fr, passing them to s.fn.
+func (s *scanner) stream(fr *rawReader) error {
+	s.name = fr.name
 	for {
-		typ, misc, off, body, err := fr.next(f)
+		typ, misc, off, body, err := fr.next()
 		if err == io.EOF {
 			return nil
 		}
@@ -481,50 +513,59 @@ func (f *File) records(samples bool, fn func(*Record) bool) error {
 			return err
 		}
 		if typ == RecordCompressed || typ == RecordCompressed2 {
-			// The rest of the data section is read with the stream.
+			// The rest of the stream is read with the compressed
+			// records.
 			return s.decompress(fr, typ, off, body)
 		}
 		if err := s.emit(typ, misc, off, body); err != nil {
-			return ignoreStop(err)
+			return err
 		}
 	}
 }
 
-// A rawReader reads the records of the data section, undecoded.
+// A rawReader reads the records of a stream, undecoded.
 type rawReader struct {
-	r        *bufio.Reader
-	off, end int64
-	buf      []byte // maxRecord bytes
+	f          *File
+	name       string
+	r          *bufio.Reader
+	off, end   int64
+	buf        []byte // maxRecord bytes
+	unfinished bool   // the stream may end inside a record
+}
+
+func (r *rawReader) errorf(off int64, format string, args ...any) error {
+	return &FormatError{File: r.name, Off: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // next returns the next record's type, misc field, offset and body (in
-// r.buf until the next call), or io.EOF at the end of the data section.
-func (r *rawReader) next(f *File) (typ uint32, misc uint16, off int64, body []byte, err error) {
+// r.buf until the next call), or io.EOF at the end of the stream.
+func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err error) {
+	bo := r.f.ByteOrder
 	off = r.off
 	if off >= r.end {
 		return 0, 0, off, nil, io.EOF
 	}
 	if r.end-off < 8 {
-		if f.Unfinished { // perf stopped while writing it
+		if r.unfinished { // perf stopped while writing it
 			return 0, 0, off, nil, io.EOF
 		}
-		return 0, 0, off, nil, f.errorf(off, "truncated record header")
+		return 0, 0, off, nil, r.errorf(off, "truncated record header")
 	}
 	if _, err := io.ReadFull(r.r, r.buf[:8]); err != nil {
-		return 0, 0, off, nil, f.errorf(off, "reading a record: %v", err)
+		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
-	typ = f.ByteOrder.Uint32(r.buf)
-	misc = f.ByteOrder.Uint16(r.buf[4:])
-	size := int64(f.ByteOrder.Uint16(r.buf[6:]))
-	if size > r.end-off && size >= 8 && f.Unfinished {
+	typ = bo.Uint32(r.buf)
+	misc = bo.Uint16(r.buf[4:])
+	size := int64(bo.Uint16(r.buf[6:]))
+	if size > r.end-off && size >= 8 && r.unfinished {
 		return 0, 0, off, nil, io.EOF
 	}
 	if size < 8 || size > r.end-off {
-		return 0, 0, off, nil, f.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, r.end-off)
+		return 0, 0, off, nil, r.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, r.end-off)
 	}
 	body = r.buf[8:size]
 	if _, err := io.ReadFull(r.r, body); err != nil {
-		return 0, 0, off, nil, f.errorf(off, "reading a record: %v", err)
+		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
 	r.off += size
 	return typ, misc, off, body, nil
@@ -536,6 +577,7 @@ type scanner struct {
 	samples bool
 	fn      func(*Record) bool
 	rec     Record
+	name    string // of the stream read
 }
 
 // errStop is returned by scanner.emit when fn asks to stop.
@@ -572,7 +614,7 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 		}
 	}
 	if !ok {
-		return f.errorf(off, "record of type %d is shorter than its fields", typ)
+		return &FormatError{File: s.name, Off: off, Msg: fmt.Sprintf("record of type %d is shorter than its fields", typ)}
 	}
 	if !s.fn(rec) {
 		return errStop

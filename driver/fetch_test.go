@@ -1,0 +1,55 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestIsPerfFile: perf.data files of either byte order, and the
+// directories of perf record --threads, are perf recordings; other
+// files and directories are not.
+func TestIsPerfFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	threads := filepath.Join(dir, "threads.data")
+	write("threads.data/data", "PERFILE2...")
+	for _, n := range []string{"data.10", "data.2", "data.0", "data.x", "data.-1", "other"} {
+		write("threads.data/"+n, "")
+	}
+	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{write("le.data", "PERFILE2 and more"), true},
+		{write("be.data", "2ELIFREP and more"), true},
+		{threads, true},
+		{write("short", "PERF"), false},
+		{write("cpu.pprof", "\x1f\x8b\x08\x00"), false},
+		{filepath.Join(dir, "empty"), false},
+		{filepath.Join(dir, "missing"), false},
+	} {
+		if got := isPerfFile(tc.path); got != tc.want {
+			t.Errorf("isPerfFile(%s) = %v, want %v", filepath.Base(tc.path), got, tc.want)
+		}
+	}
+	got, err := threadDataFiles(threads)
+	want := []string{"data.0", "data.2", "data.10"}
+	for i := range want {
+		want[i] = filepath.Join(threads, want[i])
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("threadDataFiles = %q, %v; want %q", got, err, want)
+	}
+}
