@@ -20,8 +20,9 @@ import (
 
 // TestPerfDataMatchesPerfReport reads real perf.data recordings
 // (testdata/perf/generate.sh: a native program in one thread, in three
-// threads (also compressed, perf record -z, and by a thread per CPU,
-// perf record --threads, a directory) and in three processes,
+// threads (also compressed, perf record -z; by a thread per CPU, perf
+// record --threads, a directory; streamed, perf record -o -) and in
+// three processes,
 // Node.js with --perf-prof, and a JIT that moves and reuses its code,
 // jitreuse.c) and checks every function's share of the samples in pprof -top against
 // perf report --no-children on the same file (for Node, after perf
@@ -30,7 +31,7 @@ import (
 // names them.
 func TestPerfDataMatchesPerfReport(t *testing.T) {
 	dir := freshPerfDir(t)
-	for _, name := range []string{"single", "threads", "procs", "zstd", "perthread", "dwarf", "node", "jitreuse/jitreuse"} {
+	for _, name := range []string{"single", "threads", "procs", "zstd", "perthread", "pipe", "dwarf", "node", "jitreuse/jitreuse"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			data := filepath.Join(dir, name+".data")
 			if _, err := os.Stat(data); err != nil {

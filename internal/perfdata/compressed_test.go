@@ -122,19 +122,24 @@ func withData(b, data []byte) []byte {
 // recordList returns what Records passes for b, a line per record.
 func recordList(t testing.TB, b []byte) ([]string, error) {
 	t.Helper()
-	f, err := open(t.(*testing.T), b)
+	f, err := open(t, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	err = f.Records(func(r *Record) bool {
-		if r.Type == RecordFinishedRound {
+		if r.Type == RecordFinishedRound || r.Type == recordAuxtrace || r.Type == recordHeaderTracingData {
 			return true
 		}
-		out = append(out, fmt.Sprintf("%d %d %d %d %x %d %q %q %d %x", r.Type, r.PID, r.TID, r.Addr, r.IP, r.Time, r.Filename, r.Comm, r.Period, r.Callchain))
+		out = append(out, recordLine(r))
 		return true
 	})
 	return out, err
+}
+
+// recordLine prints what a record says.
+func recordLine(r *Record) string {
+	return fmt.Sprintf("%d %d %d %d %x %d %q %q %d %x", r.Type, r.PID, r.TID, r.Addr, r.IP, r.Time, r.Filename, r.Comm, r.Period, r.Callchain)
 }
 
 // TestCompressedRecords: a recording compressed as perf record -z
@@ -336,7 +341,7 @@ func TestThreadData(t *testing.T) {
 		var out []string
 		err = f.Records(func(r *Record) bool {
 			if r.Type != RecordFinishedRound {
-				out = append(out, fmt.Sprintf("%d %d %d %d %x %d %q %q %d %x", r.Type, r.PID, r.TID, r.Addr, r.IP, r.Time, r.Filename, r.Comm, r.Period, r.Callchain))
+				out = append(out, recordLine(r))
 			}
 			return true
 		})

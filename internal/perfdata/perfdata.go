@@ -107,6 +107,11 @@ type File struct {
 	Arch                string // the machine, as uname -m says (x86_64, aarch64)
 	CmdLine             []string
 	BuildIDs            map[string][]byte // by file name
+	// Pipe reports a recording of perf record's pipe mode (perf record
+	// -o -, saved): a stream of records, the attributes and features
+	// among them, no header; a stream cut short is read to its last
+	// whole record.
+	Pipe bool
 	// Unfinished reports a recording perf record did not finish (killed,
 	// or copied while it ran): its header gives no data size, so the
 	// data section is read to the last whole record of the file, and the
@@ -131,10 +136,6 @@ type FormatError struct {
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("%s: %s at offset %#x", e.File, e.Msg, e.Off)
 }
-
-// ErrPipe is wrapped by the error for a pipe-mode recording (perf record
-// -o -), which this package does not read.
-var ErrPipe = errors.New("pipe-mode perf.data (perf record -o -) is not supported: record to a file")
 
 func (f *File) errorf(off int64, format string, args ...any) error {
 	return &FormatError{File: f.Name, Off: off, Msg: fmt.Sprintf(format, args...)}
@@ -167,7 +168,7 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 	bo := f.ByteOrder
 	hsize := bo.Uint64(h[8:])
 	if hsize == 16 {
-		return nil, fmt.Errorf("%s: %w", name, ErrPipe)
+		return f.openPipe()
 	}
 	if n < fileHeaderSize || hsize < fileHeaderSize {
 		return nil, f.errorf(8, "header of %d bytes, want %d", hsize, fileHeaderSize)
@@ -229,6 +230,98 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 	}
 	if err := f.readFeatures(h[72:104]); err != nil {
 		return nil, err
+	}
+	return f, nil
+}
+
+// Records of pipe mode that stand for the header and its features, and
+// records followed by data of a size they give.
+const (
+	recordHeaderAttr        = 64
+	recordHeaderTracingData = 66 // u32 size; followed by that many bytes
+	recordHeaderBuildID     = 67
+	recordAuxtrace          = 71 // u64 size; followed by that many bytes
+	recordEventUpdate       = 78
+	recordHeaderFeature     = 80
+	eventUpdateName         = 2 // PERF_EVENT_UPDATE__NAME
+)
+
+// openPipe reads a pipe-mode recording's attributes, features, build ids
+// and event names from its records.
+func (f *File) openPipe() (*File, error) {
+	f.Pipe = true
+	f.dataOff, f.dataN = 16, f.size-16
+	f.streams = []stream{{r: f.r, off: f.dataOff, n: f.dataN, name: f.Name}}
+	bo := f.ByteOrder
+	type feature struct {
+		bit  int
+		data []byte
+	}
+	var features []feature
+	names := map[uint64]string{} // by event id
+	fr := f.rawReader(0)
+	for {
+		typ, _, off, body, err := fr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch typ {
+		case recordHeaderAttr:
+			if len(body) < 8 {
+				return nil, f.errorf(off, "attribute record of %d bytes", len(body)+8)
+			}
+			size := int(bo.Uint32(body[4:]))
+			if size == 0 {
+				size = 64 // PERF_ATTR_SIZE_VER0
+			}
+			if size > len(body) {
+				return nil, f.errorf(off, "attribute of %d bytes in a record of %d", size, len(body)+8)
+			}
+			if len(f.Attrs) == maxAttrs {
+				return nil, f.errorf(off, "more than %d attributes", maxAttrs)
+			}
+			a, err := f.parseAttr(body[:size], off+8)
+			if err != nil {
+				return nil, err
+			}
+			for ids := body[size:]; len(ids) >= 8; ids = ids[8:] {
+				a.IDs = append(a.IDs, bo.Uint64(ids))
+			}
+			f.Attrs = append(f.Attrs, a)
+		case recordHeaderFeature:
+			if len(body) >= 8 && bo.Uint64(body) < numFeatures {
+				features = append(features, feature{int(bo.Uint64(body)), bytes.Clone(body[8:])})
+			}
+		case recordHeaderBuildID:
+			f.parseBuildIDs(fr.buf[:8+len(body)]) // the record is one entry of the feature
+		case recordEventUpdate:
+			if len(body) >= 16 && bo.Uint64(body) == eventUpdateName {
+				name := body[16:]
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				names[bo.Uint64(body[8:])] = string(name)
+			}
+		}
+	}
+	if len(f.Attrs) == 0 {
+		return nil, f.errorf(f.dataOff, "pipe-mode recording (perf record -o -) without an attribute record")
+	}
+	for i := range f.Attrs {
+		for _, id := range f.Attrs[i].IDs {
+			f.byID[id] = &f.Attrs[i]
+		}
+	}
+	for _, ft := range features {
+		f.parseFeature(ft.bit, ft.data)
+	}
+	for id, name := range names {
+		if a := f.byID[id]; a != nil && a.Name == "" {
+			a.Name = name
+		}
 	}
 	return f, nil
 }
@@ -312,33 +405,39 @@ func (f *File) readFeatures(bitmap []byte) error {
 		if _, err := f.r.ReadAt(data, soff); err != nil {
 			return f.errorf(soff, "reading feature %d: %v", bit, err)
 		}
-		switch bit {
-		case featBuildID:
-			f.parseBuildIDs(data)
-		case featHostname:
-			f.Hostname, _ = perfString(bo, data)
-		case featOSRelease:
-			f.OSRelease, _ = perfString(bo, data)
-		case featArch:
-			f.Arch, _ = perfString(bo, data)
-		case featCmdLine:
-			if len(data) >= 4 {
-				n := bo.Uint32(data)
-				rest := data[4:]
-				for range min(n, 4096) {
-					s, used := perfString(bo, rest)
-					if used == 0 {
-						break
-					}
-					f.CmdLine = append(f.CmdLine, s)
-					rest = rest[used:]
-				}
-			}
-		case featEventDesc:
-			f.parseEventDesc(data)
-		}
+		f.parseFeature(bit, data)
 	}
 	return nil
+}
+
+// parseFeature reads the section of feature bit, data.
+func (f *File) parseFeature(bit int, data []byte) {
+	bo := f.ByteOrder
+	switch bit {
+	case featBuildID:
+		f.parseBuildIDs(data)
+	case featHostname:
+		f.Hostname, _ = perfString(bo, data)
+	case featOSRelease:
+		f.OSRelease, _ = perfString(bo, data)
+	case featArch:
+		f.Arch, _ = perfString(bo, data)
+	case featCmdLine:
+		if len(data) >= 4 {
+			n := bo.Uint32(data)
+			rest := data[4:]
+			for range min(n, 4096) {
+				s, used := perfString(bo, rest)
+				if used == 0 {
+					break
+				}
+				f.CmdLine = append(f.CmdLine, s)
+				rest = rest[used:]
+			}
+		}
+	case featEventDesc:
+		f.parseEventDesc(data)
+	}
 }
 
 // perfString reads a perf_header_string (u32 length, then that many
@@ -473,16 +572,19 @@ func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn)
 // Misc and Off set) unless samples is true.
 func (f *File) records(samples bool, fn func(*Record) bool) error {
 	s := &scanner{f: f, samples: samples, fn: fn}
-	buf := make([]byte, maxRecord)
-	for i, st := range f.streams {
-		sr := io.NewSectionReader(st.r, st.off, st.n)
-		fr := &rawReader{f: f, name: st.name, r: bufio.NewReaderSize(sr, 256<<10), off: st.off, end: st.off + st.n, buf: buf,
-			unfinished: i == 0 && f.Unfinished}
-		if err := s.stream(fr); err != nil {
+	for i := range f.streams {
+		if err := s.stream(f.rawReader(i)); err != nil {
 			return ignoreStop(err)
 		}
 	}
 	return nil
+}
+
+// rawReader returns a reader of the records of stream i.
+func (f *File) rawReader(i int) *rawReader {
+	st := f.streams[i]
+	return &rawReader{f: f, name: st.name, ra: st.r, r: bufio.NewReaderSize(io.NewSectionReader(st.r, st.off, st.n), 256<<10),
+		off: st.off, end: st.off + st.n, buf: make([]byte, maxRecord), unfinished: i == 0 && (f.Unfinished || f.Pipe)}
 }
 
 // A stream is where records are read from: the data section of the
@@ -527,6 +629,7 @@ func (s *scanner) stream(fr *rawReader) error {
 type rawReader struct {
 	f          *File
 	name       string
+	ra         io.ReaderAt // what r reads
 	r          *bufio.Reader
 	off, end   int64
 	buf        []byte // maxRecord bytes
@@ -568,6 +671,25 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
 	r.off += size
+	// Data that follows the record (an AUX area's trace, tracing
+	// metadata) is skipped.
+	var skip uint64
+	switch {
+	case typ == recordAuxtrace && len(body) >= 8:
+		skip = bo.Uint64(body)
+	case typ == recordHeaderTracingData && len(body) >= 4:
+		skip = uint64(bo.Uint32(body))
+	}
+	if skip > 0 {
+		if skip > uint64(r.end-r.off) {
+			if r.unfinished {
+				return 0, 0, off, nil, io.EOF
+			}
+			return 0, 0, off, nil, r.errorf(off, "record of type %d is followed by %d bytes of data, past the end (%d bytes left)", typ, skip, r.end-r.off)
+		}
+		r.off += int64(skip)
+		r.r.Reset(io.NewSectionReader(r.ra, r.off, r.end-r.off))
+	}
 	return typ, misc, off, body, nil
 }
 

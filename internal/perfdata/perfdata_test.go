@@ -113,7 +113,7 @@ func buildWith(bo binary.ByteOrder, dwarf bool) []byte {
 	return out.Bytes()
 }
 
-func open(t *testing.T, data []byte) (*File, error) {
+func open(t testing.TB, data []byte) (*File, error) {
 	t.Helper()
 	return Open(bytes.NewReader(data), int64(len(data)), "x.data")
 }
@@ -156,7 +156,8 @@ func TestBadInput(t *testing.T) {
 		{"empty", nil, "too short"},
 		{"truncated header", good[:40], "header"},
 		{"wrong magic", edit(func(b []byte) []byte { copy(b, "PERFILE1"); return b }), "bad magic"},
-		{"pipe mode", edit(func(b []byte) []byte { le.PutUint64(b[8:], 16); return b }), "pipe-mode"},
+		{"pipe mode of garbage", edit(func(b []byte) []byte { le.PutUint64(b[8:], 16); return b }), "record of type"},
+		{"pipe mode without attributes", []byte("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00"), "without an attribute record"},
 		{"attribute size not a multiple", edit(func(b []byte) []byte { le.PutUint64(b[32:], 100); return b }), "not a multiple"},
 		{"data past the end", edit(func(b []byte) []byte { le.PutUint64(b[48:], 1<<40); return b }), "outside the"},
 		{"feature pointing outside", edit(func(b []byte) []byte {
@@ -191,6 +192,7 @@ func FuzzPerfData(f *testing.F) {
 	f.Add(build(binary.BigEndian))
 	f.Add(buildWith(binary.LittleEndian, true))
 	f.Add(compressRecording(f, build(binary.LittleEndian), 1, 64, 16, RecordCompressed2))
+	f.Add(toPipe(f, build(binary.LittleEndian), 1))
 	if b, err := os.ReadFile("testdata/fuzz-seed.data"); err == nil {
 		f.Add(b)
 	}

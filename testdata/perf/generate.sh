@@ -18,6 +18,7 @@
 #                 --call-graph dwarf -z), and dwarf-zstd.script
 #   perthread.data  the same, recorded by a thread per CPU (perf record
 #                 -g -z --threads): a directory, data and data.0, data.1, ...
+#   pipe.data     the same, streamed (perf record -g -o - >pipe.data)
 #   killed.data   work.c in three threads, perf record -g killed (SIGKILL)
 #                 once it has written 256 KiB: no data size in its
 #                 header, no feature sections
@@ -63,6 +64,7 @@ record procs "$out/work" procs 150
 record zstd -z "$out/work" threads 150
 rm -rf "$out/perthread.data"
 record perthread -z --threads "$out/work" threads 150
+"$perf" record -q -e cpu-clock -F 2000 -g -o - "$out/work" threads 150 >"$out/pipe.data" 2>/dev/null
 # perf record killed: it runs the program (1,500 rounds, some seconds)
 # until it has written 256 KiB; then the program is stopped too.
 "$perf" record -q -e cpu-clock -F 2000 -g -o "$out/killed.data" "$out/work" threads 1500 >/dev/null 2>&1 &
@@ -90,7 +92,7 @@ for n in dwarf dwarf-clock dwarf-zstd rebuilt; do
 done
 report rebuilt "$out/rebuilt.data"
 gcc -O1 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
-for n in single threads procs zstd perthread dwarf; do report "$n" "$out/$n.data"; done
+for n in single threads procs zstd perthread pipe dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then
   cp "$here/../node/work.js" "$out/work.js"
