@@ -22,9 +22,9 @@ import (
 const maxWindow = 128 << 20
 
 // expansion bounds what the compressed records may decompress to, as a
-// multiple of the size of the file (up to their end; plus 64 MiB): perf's records
-// compress about 5 to 30 times; a stream that claims more is hostile
-// and is cut there rather than decoded for minutes.
+// multiple of the size of the file up to their end (plus 64 MiB): perf's
+// records compress about 5 to 30 times; a stream that claims more is
+// hostile and is cut there rather than decoded for minutes.
 const expansion = 512
 
 // decompress reads the rest of the stream fr, the Zstandard stream of
@@ -100,14 +100,14 @@ func streamErr(err error) error {
 }
 
 // pieces is the Zstandard stream of the compressed records: it reads the
-// data section on as the decoder asks for more, passing the uncompressed
-// records it meets to the scanner.
+// stream of records on as the decoder asks for more, passing the
+// uncompressed records it meets to the scanner.
 type pieces struct {
 	s    *scanner
 	fr   *rawReader
 	cur  []byte // what is left of the piece being read (in fr.buf)
 	off  int64  // the offset of the compressed record being read
-	done bool   // the data section is read to its end
+	done bool   // the stream of records is read to its end
 	err  error  // from an uncompressed record, or errStop
 }
 

@@ -5,13 +5,16 @@
 //
 // [Open] reads the header, the attributes and the feature sections
 // pprof uses (build ids, hostname, OS release, command line, event
-// descriptions); [File.Records] then streams the data section record by
-// record, decoding MMAP, MMAP2, COMM, FORK, EXIT and SAMPLE, decompressing
-// the COMPRESSED records of perf record -z, and skipping every other
-// record by its size. Both byte orders are read, and recordings perf
-// record did not finish. Every size is checked against the file before
-// anything is read or allocated from it; errors name the file and the
-// offset.
+// descriptions), or, in the pipe mode of perf record -o -, the records
+// that stand for them; [File.Records] then streams the data section
+// record by record, decoding MMAP, MMAP2, COMM, FORK, EXIT and SAMPLE,
+// decompressing the COMPRESSED records of perf record -z, and skipping
+// every other record by its size (and the AUX area data that follows
+// an AUXTRACE record), then the per-thread files of perf record
+// --threads ([File.AddThreadData]). Both byte orders are read, and
+// recordings perf record did not finish. Every size is checked against
+// the file before anything is read or allocated from it; errors name
+// the file and the offset.
 package perfdata
 
 import (
@@ -561,7 +564,8 @@ const maxRecord = 1 << 16
 
 // Records calls fn for each record of the data section, in file order,
 // then for those of each file AddThreadData added, until fn returns
-// false or the data ends. The records of a recording
+// false or the data ends. A damaged record ends its file; the error,
+// a [*FormatError], is returned after the other files are read. The records of a recording
 // made with perf record -z are decompressed from its COMPRESSED records
 // and passed in the order of that stream, at the place of the compressed
 // record that holds them. The Record (and its Callchain) is reused for
@@ -572,12 +576,23 @@ func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn)
 // Misc and Off set) unless samples is true.
 func (f *File) records(samples bool, fn func(*Record) bool) error {
 	s := &scanner{f: f, samples: samples, fn: fn}
+	// A damaged file of perf record --threads ends only that file's
+	// records: the first such error is returned at the end.
+	var damaged error
 	for i := range f.streams {
-		if err := s.stream(f.rawReader(i)); err != nil {
-			return ignoreStop(err)
+		err := s.stream(f.rawReader(i))
+		if err == errStop {
+			break
+		}
+		var fe *FormatError
+		if err != nil && !errors.As(err, &fe) {
+			return err
+		}
+		if damaged == nil {
+			damaged = err
 		}
 	}
-	return nil
+	return damaged
 }
 
 // rawReader returns a reader of the records of stream i.

@@ -303,7 +303,7 @@ func TestDamagedRecordKeepsTheRest(t *testing.T) {
 	if got := totalCount(p); got != int64(samples) || samples < 100 {
 		t.Errorf("%d samples, want the %d before the damage", got, samples)
 	}
-	want := fmt.Sprintf("claims 4 bytes, outside [8, %d] at offset %#x: the profile has the %d samples before it", dataOff+int(le.Uint64(b[48:]))-off, off, samples)
+	want := fmt.Sprintf("claims 4 bytes, outside [8, %d] at offset %#x: the records after it are lost, the profile has the %d samples read", dataOff+int(le.Uint64(b[48:]))-off, off, samples)
 	if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
 		t.Errorf("notes %q, want one saying %q", conv.Notes, want)
 	}
@@ -362,7 +362,7 @@ func TestUnfinishedRecording(t *testing.T) {
 		if p.SampleType[0].Type != "samples" || p.PeriodType.Type != "cpu-clock" {
 			t.Errorf("cut %d: sample type %v, period type %v", cut, p.SampleType[0], p.PeriodType)
 		}
-		want := fmt.Sprintf("not finished (perf record was stopped before it wrote its header): read to its last whole record, %d samples", samples)
+		want := fmt.Sprintf("not finished (perf record was stopped before it completed the file): read to its last whole record, %d samples", samples)
 		if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
 			t.Errorf("cut %d: notes %q, want one saying %q", cut, conv.Notes, want)
 		}

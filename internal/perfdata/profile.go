@@ -166,8 +166,8 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 		return true
 	})
-	// A damaged record ends the data: the mappings before it are kept,
-	// and the samples before it are the profile (below).
+	// A damaged record ends its file: the mappings before it are kept,
+	// and the samples before it are in the profile (below).
 	var damaged *FormatError
 	if !errors.As(err, &damaged) && err != nil {
 		return nil, nil, err
@@ -479,15 +479,19 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if nsamples == 0 {
 			return nil, nil, err
 		}
-		conv.Notes = append(conv.Notes, fmt.Sprintf("%s at offset %#x: the profile has the %d samples before it", damaged.Msg, damaged.Off, nsamples))
+		in := ""
+		if damaged.File != f.Name {
+			in = damaged.File + ": "
+		}
+		conv.Notes = append(conv.Notes, fmt.Sprintf("%s%s at offset %#x: the records after it are lost, the profile has the %d samples read", in, damaged.Msg, damaged.Off, nsamples))
 	} else if err != nil {
 		return nil, nil, err
 	}
 	if f.Unfinished {
 		if nsamples == 0 {
-			return nil, nil, f.errorf(f.dataOff, "the recording was not finished (perf record was stopped before it wrote its header) and has no samples")
+			return nil, nil, f.errorf(f.dataOff, "the recording was not finished (perf record was stopped before it completed the file) and has no samples")
 		}
-		conv.Notes = append(conv.Notes, fmt.Sprintf("the recording was not finished (perf record was stopped before it wrote its header): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", nsamples))
+		conv.Notes = append(conv.Notes, fmt.Sprintf("the recording was not finished (perf record was stopped before it completed the file): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", nsamples))
 	}
 	if last > first {
 		p.DurationNanos = int64(last - first)
