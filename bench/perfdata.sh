@@ -17,20 +17,24 @@
 # and perf report draws its call graphs (no -g none): both unwind every
 # sample's stack.
 #
-# Usage: bench/perfdata.sh [-d] [-n ROUNDS] [-r RUNS] [-w WORKDIR]
+# With -z, the recording is compressed (perf record -z): both decompress
+# it as they read it.
+#
+# Usage: bench/perfdata.sh [-d] [-z] [-n ROUNDS] [-r RUNS] [-w WORKDIR]
 # Defaults: 5000 rounds (1500 with -d), 3 runs, build/bench. The
 # recording is cached.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-rounds= runs=3 work=build/bench dwarf=
-while getopts "dn:r:w:" opt; do
+rounds= runs=3 work=build/bench dwarf= zstd=
+while getopts "dzn:r:w:" opt; do
   case $opt in
     d) dwarf=1 ;;
+    z) zstd=1 ;;
     n) rounds=$OPTARG ;;
     r) runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
   esac
 done
 cflags=(-O1 -g -fno-omit-frame-pointer) record=(-F 20000 -g) report=(-g none) what="cpu-clock at 20 kHz, -g"
@@ -39,6 +43,9 @@ if [[ -n $dwarf ]]; then
   : "${rounds:=1500}"
 fi
 : "${rounds:=5000}"
+if [[ -n $zstd ]]; then
+  record+=(-z) what+=", compressed (-z)"
+fi
 for tool in perf gcc; do
   command -v "$tool" >/dev/null || { echo "bench/perfdata.sh: $tool not found" >&2; exit 1; }
 done
@@ -46,7 +53,7 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 go build -o "$work/pprof" .
 go build -o "$work/timeit" ./bench/timeit
-dir=$work/perfdata-$rounds${dwarf:+-dwarf}
+dir=$work/perfdata-$rounds${dwarf:+-dwarf}${zstd:+-zstd}
 data=$dir/perf.data
 if [[ ! -f $data ]]; then
   mkdir -p "$dir"

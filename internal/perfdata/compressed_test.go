@@ -205,17 +205,21 @@ func TestCompressedBadInput(t *testing.T) {
 		first += int(le.Uint16(z[first+6:]))
 	}
 	edit := func(f func(b []byte)) []byte { b := slices.Clone(z); f(b); return b }
-	// A stream of 100 MiB of records from a few kilobytes.
+	// A stream of 256 MiB of records from some kilobytes: more than 4,096
+	// times the file and 64 MiB.
 	var bomb bytes.Buffer
 	enc, _ := zstd.NewWriter(&bomb)
 	rec := make([]byte, 0xfff8)
 	le.PutUint32(rec, 99)
 	le.PutUint16(rec[6:], uint16(len(rec)))
-	for range (100 << 20) / len(rec) {
+	for range (256 << 20) / len(rec) {
 		enc.Write(rec)
 	}
 	enc.Close()
 	var bombData []byte
+	if n := dataOff + bomb.Len(); 64<<20+expansion*n > 256<<20 {
+		t.Fatalf("the bomb's %d bytes do not exceed the bound", n)
+	}
 	for p := bomb.Bytes(); len(p) > 0; {
 		n := min(len(p), 0xff00)
 		bombData = le.AppendUint32(bombData, RecordCompressed)
@@ -233,7 +237,7 @@ func TestCompressedBadInput(t *testing.T) {
 		{"data size past the record", edit(func(b []byte) { le.PutUint64(b[first+8:], 1<<20) }), "claims 1048576 bytes of data"},
 		{"stream cut inside a record", withData(z, cutStream(t, 4000)), "end inside a record"},
 		{"record size zero in the stream", withData(z, cutStream(t, 0)), "claims 0 bytes"},
-		{"expands too much", withData(z, bombData), "times the file's size"},
+		{"expands too much", withData(z, bombData), "times the file's size"}, // 256 MiB from about 40 KB
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := recordList(t, tc.data)
