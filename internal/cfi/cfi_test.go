@@ -3,11 +3,14 @@ package cfi
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,44 +257,111 @@ func TestSameRowsAsReadelf(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("readelf lists no FDE in %s", file)
 			}
-			rows, cols := 0, 0
-			for _, w := range want {
-				f, ok := cf.find(w.lo)
-				if !ok || f.lo != w.lo || f.hi != w.hi {
-					t.Errorf("FDE [%#x, %#x): ours %+v", w.lo, w.hi, f)
-					continue
+			sameRows(t, cf, want)
+		})
+	}
+}
+
+// sameRows checks that each FDE of want is one of cf's, covering the same
+// code, with the same rows.
+func sameRows(t *testing.T, cf *File, want []readelfFDE) {
+	t.Helper()
+	rows, cols := 0, 0
+	for _, w := range want {
+		f, ok := cf.find(w.lo)
+		if !ok || f.lo != w.lo || f.hi != w.hi {
+			t.Errorf("FDE [%#x, %#x): ours %+v", w.lo, w.hi, f)
+			continue
+		}
+		for i, wr := range w.rows {
+			end := w.hi
+			if i+1 < len(w.rows) {
+				end = w.rows[i+1].loc
+			}
+			for _, addr := range []uint64{wr.loc, end - 1} {
+				rw := new(row)
+				if err := cf.rowAt(f, addr, rw); err != nil {
+					t.Fatalf("row at %#x: %v", addr, err)
 				}
-				for i, wr := range w.rows {
-					end := w.hi
-					if i+1 < len(w.rows) {
-						end = w.rows[i+1].loc
+				rows++
+				for col, v := range wr.cols {
+					got, ok := render(cf.arch, rw, col)
+					if !ok {
+						continue
 					}
-					for _, addr := range []uint64{wr.loc, end - 1} {
-						rw := new(row)
-						if err := cf.rowAt(f, addr, rw); err != nil {
-							t.Fatalf("row at %#x: %v", addr, err)
-						}
-						rows++
-						for col, v := range wr.cols {
-							got, ok := render(cf.arch, rw, col)
-							if !ok {
-								continue
-							}
-							cols++
-							if v == "s" {
-								v = "u" // same value: as unreferenced, for unwinding
-							}
-							if got != v {
-								t.Errorf("FDE [%#x, %#x) at %#x: %s is %s, readelf says %s", w.lo, w.hi, addr, col, got, v)
-							}
-						}
+					cols++
+					if v == "s" {
+						v = "u" // same value: as unreferenced, for unwinding
+					}
+					if got != v {
+						t.Errorf("FDE [%#x, %#x) at %#x: %s is %s, readelf says %s", w.lo, w.hi, addr, col, got, v)
 					}
 				}
 			}
-			if cf.Len() != len(want) {
-				t.Errorf("%d FDEs, readelf lists %d", cf.Len(), len(want))
+		}
+	}
+	if cf.Len() != len(want) {
+		t.Errorf("%d FDEs, readelf lists %d", cf.Len(), len(want))
+	}
+	t.Logf("%d FDEs, %d rows, %d rules: the same as readelf's", len(want), rows, cols)
+}
+
+// TestJITObjects reads the call frame information of JIT objects (the
+// LLVM dumps of testdata/mcjit/golden: relocatable, their sections' load
+// addresses in their headers): each FDE starts at the load address of
+// its function (its symbol's section's address and its value) and has
+// the rows readelf -wF gives it. (readelf relocates the FDEs' starts with
+// the symbols' values only, not the load addresses of their sections:
+// its FDEs, in the order of the section, are moved to the functions' load
+// addresses, in the order their code was emitted.)
+func TestJITObjects(t *testing.T) {
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	objs, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "jit", "*.elf"))
+	if len(objs) == 0 {
+		t.Fatal("no JIT object in testdata/mcjit/golden/jit")
+	}
+	for _, obj := range objs {
+		t.Run(filepath.Base(obj), func(t *testing.T) {
+			ef, err := elfrel.Open(obj)
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Logf("%d FDEs, %d rows, %d rules: the same as readelf's", len(want), rows, cols)
+			defer ef.Close()
+			cf, err := OpenELF(ef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, ok := cf.Bias(0, 0, 0x1234); !ok || b != 0 {
+				t.Errorf("bias %#x, %v; want 0: the table has load addresses", b, ok)
+			}
+			syms, err := ef.Symbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The functions in the order their code was emitted, which
+			// is the order of their FDEs: by section, then by value.
+			var funcs []elfrel.Symbol
+			for _, s := range syms {
+				if s.Type() == elf.STT_FUNC {
+					funcs = append(funcs, s)
+				}
+			}
+			slices.SortFunc(funcs, func(a, b elfrel.Symbol) int {
+				return cmp.Or(cmp.Compare(a.Section, b.Section), cmp.Compare(a.Value, b.Value))
+			})
+			want := readelfFrames(t, readelf, obj)
+			if len(want) != len(funcs) || len(want) < 4 {
+				t.Fatalf("readelf lists %d FDEs for %d functions", len(want), len(funcs))
+			}
+			for i := range want {
+				d := ef.SymbolAddr(&funcs[i]) - want[i].lo
+				want[i].lo += d
+				want[i].hi += d
+				for k := range want[i].rows {
+					want[i].rows[k].loc += d
+				}
+			}
+			sameRows(t, cf, want)
 		})
 	}
 }

@@ -14,6 +14,7 @@ type File struct {
 	*Table
 	BuildID []byte // its GNU build ID, nil if none
 	loads   []elf.ProgHeader
+	rel     bool // a relocatable object, its tables relocated to load addresses
 }
 
 // ArchOf returns the unwinding description of machine m, nil if Unwind
@@ -29,15 +30,18 @@ func ArchOf(m elf.Machine) *Arch {
 }
 
 // OpenELF reads the call frame information of f: its .eh_frame and, for
-// code that one does not cover, its .debug_frame. A file of a machine
-// Unwind does not know gets an *elfrel.UnsupportedError; a damaged table
-// a *FormatError, with the File of what could be read.
+// code that one does not cover, its .debug_frame. Those of a relocatable
+// object with load addresses in its section headers (a JIT object) are
+// relocated: their tables give load addresses ([File.Bias] is then 0 for
+// any pc). A file of a machine Unwind does not know gets an
+// *elfrel.UnsupportedError; a damaged table a *FormatError, with the
+// File of what could be read.
 func OpenELF(f *elfrel.File) (*File, error) {
 	arch := ArchOf(f.Machine)
 	if arch == nil || f.Class != elf.ELFCLASS64 {
 		return nil, &elfrel.UnsupportedError{File: f.Name, Msg: fmt.Sprintf("unwinding %v code", f.Machine)}
 	}
-	out := &File{}
+	out := &File{rel: f.Type == elf.ET_REL}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			out.loads = append(out.loads, p)
@@ -45,7 +49,19 @@ func OpenELF(f *elfrel.File) (*File, error) {
 	}
 	out.BuildID, _ = f.BuildID()
 	var sections []Section
-	if i := f.Section(".eh_frame"); i >= 0 && f.Sections[i].Type != elf.SHT_NOBITS {
+	if i := f.Section(".eh_frame"); i >= 0 && f.Sections[i].Type != elf.SHT_NOBITS && out.rel {
+		// Relocated as if at address 0, which the PC-relative fields
+		// then make no difference to.
+		l, err := f.EHFrameLoader()
+		if err != nil {
+			return nil, err
+		}
+		data, err := l.Section(".eh_frame")
+		if err != nil {
+			return nil, err
+		}
+		sections = append(sections, Section{Name: ".eh_frame", Data: data})
+	} else if i >= 0 && f.Sections[i].Type != elf.SHT_NOBITS {
 		data, err := f.SectionData(i)
 		if err != nil {
 			return nil, err
@@ -89,6 +105,9 @@ func OpenELF(f *elfrel.File) (*File, error) {
 // offset offset (as /proc/PID/maps and perf's MMAP records give them);
 // ok is false if no loadable segment holds pc.
 func (f *File) Bias(start, offset, pc uint64) (bias uint64, ok bool) {
+	if f.rel {
+		return 0, true
+	}
 	return LoadBias(f.loads, start, offset, pc)
 }
 

@@ -159,6 +159,16 @@ func (f *File) FrameLoader() (*DebugLoader, error) {
 	return f.debugLoader(func(name string) (string, bool) { return name, name == ".debug_frame" }, "")
 }
 
+// EHFrameLoader returns a loader of the .eh_frame of a relocatable
+// object (a JIT object: its code's call frame information), if it has
+// one: Section(".eh_frame") then returns it with its relocations applied
+// (an FDE's PC-relative start becomes the code's load address less the
+// field's offset in the section, as if the section were at address 0),
+// or nil.
+func (f *File) EHFrameLoader() (*DebugLoader, error) {
+	return f.debugLoader(func(name string) (string, bool) { return name, name == ".eh_frame" }, "")
+}
+
 // DWOLoader is [File.DebugLoader] for a split DWARF file (a .dwo, as
 // GCC's and clang's -gsplit-dwarf write it): it loads the sections a
 // symbolizer needs of those a skeleton unit's DIEs are split into,
