@@ -265,7 +265,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	}
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		FileUsed: f.run.warm, BuildIDDir: buildIDDir,
+		FileUsed: f.run.warm, BuildIDDir: buildIDDir, JITFrames: f.run.jit.frames(f.run.jit.dirs(path)),
 		Replay: func(dumps []string) perfdata.JITReplay {
 			// A dump no longer where the recording saw it may sit
 			// beside perf.data.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/cfi"
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsnap"
 	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/oncemap"
@@ -344,6 +346,43 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 		return set
 	})
 	return set
+}
+
+// frames returns the function that gives the call frame information of
+// the JIT code at a pc from the LLVM dumps among the JIT objects of dirs
+// (loaded once per run, as for the stage, when first asked), each dump's
+// read once: perf.data's --call-graph dwarf stacks are unwound through
+// JIT code with it (code without frame pointers, which LLVM omits by
+// default, included). Nil for no dirs; the function is for one
+// goroutine.
+func (j *jitStage) frames(dirs []string) func(pc uint64) *cfi.Table {
+	if len(dirs) == 0 {
+		return nil
+	}
+	var set *jprofile.ObjectSet
+	tables := map[string]*cfi.Table{} // by dump; nil: none to use
+	return func(pc uint64) *cfi.Table {
+		if set == nil {
+			set = j.load(dirs).set
+		}
+		o, _ := set.Lookup(pc)
+		if o == nil || o.Kind != jprofile.LLVMDump {
+			return nil
+		}
+		t, ok := tables[o.Path]
+		if !ok {
+			// An object whose tables cannot be read is unwound by frame
+			// pointers; the stage says what is wrong with it, if anything.
+			if ef, err := elfrel.Open(o.Path); err == nil {
+				if cf, _ := cfi.OpenELF(ef); cf != nil {
+					t = cf.Table
+				}
+				ef.Close()
+			}
+			tables[o.Path] = t
+		}
+		return t
+	}
 }
 
 // dedupDirs returns dirs made absolute and without duplicates.

@@ -50,6 +50,11 @@ type Options struct {
 	// samples are read; the JITReplay it returns, if not nil, names the
 	// JIT code each sample hit by the sample's time (see JITReplay).
 	Replay func(jitdumps []string) JITReplay
+	// JITFrames, if not nil, returns the call frame information of the
+	// JIT code at pc, with load addresses (a JIT object's), or nil if
+	// there is none: a --call-graph dwarf stack is then unwound through
+	// that code by its frame pointer. It is called from one goroutine.
+	JITFrames func(pc uint64) *cfi.Table
 }
 
 // A JITReplay tells what JIT code an address held at a time: code that
@@ -285,7 +290,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	noted := map[string]bool{}
 	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: f.BuildIDs}
 	vdso := &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
-	unw := newUnwinder(f, finder, lookup, func(n string) {
+	unw := newUnwinder(f, finder, lookup, opts.JITFrames, func(n string) {
 		if !noted[n] {
 			noted[n] = true
 			conv.Notes = append(conv.Notes, n)

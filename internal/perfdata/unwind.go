@@ -42,6 +42,7 @@ type unwinder struct {
 	byteOrder binary.ByteOrder
 	finder    *fileFinder
 	lookup    func(pid uint32, addr uint64) *mmapping
+	jit       func(pc uint64) *cfi.Table // nil: JIT code by its frame pointer
 	note      func(string)
 	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
 	// work is the bytes of call frame instructions unwinding may still
@@ -62,7 +63,7 @@ const (
 // newUnwinder returns the unwinder for f's samples, nil if they have no
 // user registers and stacks or f's machine is not one unwound (which a
 // note then says).
-func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, note func(string)) *unwinder {
+func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, jit func(uint64) *cfi.Table, note func(string)) *unwinder {
 	var attr *Attr
 	for i := range f.Attrs {
 		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
@@ -89,7 +90,7 @@ func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapp
 		return nil
 	}
 	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, finder: finder,
-		lookup: lookup, note: note, files: map[string]*cfi.File{}, work: workBase + workPerByte*f.size}
+		lookup: lookup, jit: jit, note: note, files: map[string]*cfi.File{}, work: workBase + workPerByte*f.size}
 }
 
 // unwind appends to frames the user pc of a sample with user registers
@@ -129,7 +130,14 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 			return nil, 0, false
 		}
 		if mm.file == "" {
-			return nil, 0, true // anonymous memory: JIT code, unwound by its frame pointer
+			// Anonymous memory: JIT code, unwound by its JIT object's
+			// tables, or by its frame pointer.
+			if u.jit != nil {
+				if t := u.jit(pc); t != nil {
+					return t, 0, true
+				}
+			}
+			return nil, 0, true
 		}
 		cf := u.file(mm)
 		if cf == nil {
