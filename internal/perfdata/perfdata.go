@@ -24,7 +24,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
+	"slices"
 )
 
 // Magic is the first word of a perf.data file.
@@ -321,9 +323,9 @@ func (f *File) openPipe() (*File, error) {
 	for _, ft := range features {
 		f.parseFeature(ft.bit, ft.data)
 	}
-	for id, name := range names {
+	for _, id := range slices.Sorted(maps.Keys(names)) { // the first id's name, if an event's ids disagree
 		if a := f.byID[id]; a != nil && a.Name == "" {
-			a.Name = name
+			a.Name = names[id]
 		}
 	}
 	return f, nil
