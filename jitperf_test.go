@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,22 +14,40 @@ import (
 )
 
 // TestPerfDataDwarfThroughJITCode records the MCJIT host running
-// workload.c compiled without frame pointers (LLVM's default), with perf
-// record --call-graph dwarf: a stack through JIT code is unwound with the
-// call frame information of the LLVM dumps (.eh_frame, relocated to the
-// code's load addresses), which perf cannot use without perf inject and
-// a jitdump with unwinding records. Nearly every sample in JIT code must
-// reach the host's main (by frame pointers, which this JIT code does not
-// keep, almost none did), and jit_sort_records one of its two callers,
-// jit_cpu_round and jit_heap_round.
+// workload.c compiled without frame pointers (LLVM's default) with perf
+// record --call-graph dwarf, under MCJIT and ORC (RuntimeDyld and
+// JITLink), for each LLVM version ./test.sh builds it with: a stack
+// through JIT code is unwound with the call frame information of the
+// LLVM dumps (.eh_frame, relocated to the code's load addresses), which
+// perf cannot use without perf inject and a jitdump with unwinding
+// records. Nearly every sample in JIT code must reach the host's main (by
+// frame pointers, which this JIT code does not keep, none did), and
+// jit_sort_records one of its two callers, jit_cpu_round and
+// jit_heap_round.
 func TestPerfDataDwarfThroughJITCode(t *testing.T) {
-	fresh := os.Getenv("JITPPROF_FRESH_MCJIT")
-	if fresh == "" {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	var runs []mcjitRun
+	for _, r := range append(mcjitRuns(t), orcRuns(t)...) {
+		// The fresh builds (the checked-in one is not run), each LLVM
+		// version and JIT linker; orc-gdb's objects are jitsnap's copies
+		// of what orc-jitlink links.
+		if r.name != "golden" && r.jit != "orc-gdb" {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
 		testenv.Missing(t, "a freshly built MCJIT host (JITPPROF_FRESH_MCJIT)", "run ./test.sh, which builds it with testdata/mcjit/generate.sh")
 	}
-	perf := testenv.Tool(t, "perf", "linux-perf")
-	clang := testenv.Tool(t, "clang-14", "clang-14")
-	fr := mcjitRun{name: "fresh", dir: fresh}
+	for _, fr := range runs {
+		t.Run(fr.name, func(t *testing.T) { dwarfThroughJITCode(t, perf, fr) })
+	}
+}
+
+// dwarfThroughJITCode records run's host with perf record --call-graph
+// dwarf, its workload compiled without frame pointers, and checks the
+// stacks through its JIT code.
+func dwarfThroughJITCode(t *testing.T, perf string, fr mcjitRun) {
+	clang := testenv.Tool(t, fmt.Sprintf("clang-%d", fr.llvm), fmt.Sprintf("clang-%d", fr.llvm))
 	dir := t.TempDir()
 	src := filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit")
 	var bitcode []string
@@ -45,7 +64,7 @@ func TestPerfDataDwarfThroughJITCode(t *testing.T) {
 	data := filepath.Join(dir, "perf.data")
 	out := filepath.Join(dir, "out")
 	perfRecord(t, perf, append([]string{"-F", "1000", "--call-graph", "dwarf", "-o", data,
-		fr.path("bin/jit_host"), "--out", out, "--seconds", "1", "--threads", "1"}, bitcode...)...)
+		fr.path("bin/jit_host"), "--jit", fr.jit, "--out", out, "--seconds", "1", "--threads", "1"}, bitcode...)...)
 
 	pb := filepath.Join(dir, "p.pb.gz")
 	runPProf(t, dir, nil, "-jit_dir", filepath.Join(out, "jit"), "-proto", "-output", pb, data)
