@@ -259,7 +259,7 @@ for pkg in $(go list ./...); do
   fuzzers=$(cat "$dir"/*_test.go 2>/dev/null | sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/p' || true)
   for fuzzer in $fuzzers; do
     echo "$pkg $fuzzer"
-    log=$build/fuzz-$fuzzer.log
+    log=$build/fuzz-${pkg##*/}-$fuzzer.log # two packages may have fuzzers of one name
     # Go 1.26's fuzz coordinator can report a bare "context deadline
     # exceeded" when -fuzztime ends while a worker is busy
     # (golang.org/issue/75804, fixed in Go 1.27): no input failed then, and

@@ -1,10 +1,15 @@
 package cfi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // testFDE is one function of a table ehFrame writes.
@@ -343,4 +348,36 @@ func TestGoStep(t *testing.T) {
 	if fp, _ := caller.Get(6); fp != 0x7100 {
 		t.Errorf("goStep: frame pointer %#x, want the saved 0x7100", fp)
 	}
+}
+
+// FuzzOpenELF: no ELF file makes OpenELF, or stepping with what it
+// read, panic or hang; seeded with the JIT objects of
+// testdata/mcjit/golden (relocatable: their .eh_frame relocated) and
+// its host binary.
+func FuzzOpenELF(f *testing.F) {
+	golden := filepath.Join("..", "..", "testdata", "mcjit", "golden")
+	seeds, _ := filepath.Glob(filepath.Join(golden, "jit", "*.elf"))
+	seeds = append(seeds, filepath.Join(golden, "bin", "libleaf.so"))
+	for _, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add(b, uint64(0x4ffffffffac8))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pc uint64) {
+		ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "f.elf")
+		if err != nil {
+			return
+		}
+		cf, _ := OpenELF(ef)
+		if cf == nil {
+			return
+		}
+		var regs Regs
+		for i := range 17 {
+			regs.Set(i, 0x7000+uint64(i)*8)
+		}
+		mem := func(a uint64) (uint64, bool) { return a ^ 0x55, a&7 == 0 }
+		work := int64(1 << 16)
+		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return cf.Table, 0, true }, 64, &work)
+	})
 }
