@@ -186,7 +186,10 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 			return nil, f.errorf(24, "section [%#x, +%#x) outside the %d-byte file", s[0], s[1], size)
 		}
 	}
-	if f.dataN == 0 && size > f.dataOff {
+	// No data size, and more after the data's start than a feature
+	// table of the features announced (a finished recording with no
+	// records has one): perf record did not finish.
+	if f.dataN == 0 && size > f.dataOff && !f.featuresFit(h[72:104]) {
 		f.Unfinished = true
 		f.dataN = size - f.dataOff
 	}
@@ -374,6 +377,32 @@ const (
 	featEventDesc = 12
 	numFeatures   = 256
 )
+
+// featuresFit reports whether the bitmap announces features and the
+// file has a table of them after the data section whose sections lie in
+// the file.
+func (f *File) featuresFit(bitmap []byte) bool {
+	bo := f.ByteOrder
+	n := 0
+	for i := range 4 {
+		n += bits.OnesCount64(bo.Uint64(bitmap[8*i:]))
+	}
+	tab := f.dataOff + f.dataN
+	if n == 0 || tab < 0 || int64(n)*16 > f.size-tab {
+		return false
+	}
+	entries := make([]byte, 16*n)
+	if _, err := f.r.ReadAt(entries, tab); err != nil {
+		return false
+	}
+	for k := 0; k < n; k++ {
+		soff, sn := int64(bo.Uint64(entries[16*k:])), int64(bo.Uint64(entries[16*k+8:]))
+		if soff < tab+int64(16*n) || sn < 0 || soff > f.size || sn > f.size-soff {
+			return false
+		}
+	}
+	return true
+}
 
 // readFeatures reads the feature sections the bitmap announces: a table
 // of {offset, size} right after the data section, one per feature bit.

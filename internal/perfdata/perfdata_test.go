@@ -331,6 +331,7 @@ func totalCount(p *profile.Profile) int64 {
 // header without a data size, the file cut inside a record and without
 // its feature sections) is read to its last whole record, its event named
 // from its type, with a note; one cut before its first sample is an error.
+// A finished recording without records is not taken for one.
 func TestUnfinishedRecording(t *testing.T) {
 	b := goldenRecording(t)
 	le := binary.LittleEndian
@@ -366,6 +367,15 @@ func TestUnfinishedRecording(t *testing.T) {
 		if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
 			t.Errorf("cut %d: notes %q, want one saying %q", cut, conv.Notes, want)
 		}
+	}
+	// A finished recording with no records has its feature table where
+	// the data would start: not unfinished.
+	empty, err := open(t, withData(b, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Unfinished || empty.Hostname == "" {
+		t.Errorf("a finished recording without records: unfinished %v, hostname %q", empty.Unfinished, empty.Hostname)
 	}
 	u := slices.Clone(b[:dataOff+10])
 	le.PutUint64(u[48:], 0)
