@@ -541,3 +541,56 @@ func TestPerfDataKilledRecording(t *testing.T) {
 		t.Errorf("hot_mix %.2f%%, hot_hash %.2f%%:\n%s", top["hot_mix"], top["hot_hash"], r.stdout)
 	}
 }
+
+// TestPerfDataGroup reads recordings of a group of two events whose
+// leader samples and reads both (perf record -e
+// '{cpu-clock,task-clock}:S'): the checked-in one
+// (testdata/perf/golden/group.data) and ./test.sh's fresh one. Each
+// event's shares, in pprof -top -sample_index=EVENT, must be those of its
+// column of perf report (user-space functions of the checked-in one),
+// within 0.5 percentage point: the members' counts come from the group
+// reads, not from samples of their own.
+func TestPerfDataGroup(t *testing.T) {
+	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
+	dirs := map[string]string{"golden": golden}
+	if dir := os.Getenv("JITPPROF_FRESH_PERF"); dir != "" {
+		dirs["fresh"] = dir
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			report, err := os.ReadFile(filepath.Join(dir, "group.report"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// "    59.83%  59.83%  [.] hot_mix": a column per event.
+			re := regexp.MustCompile(`(?m)^\s*([\d.]+)%\s+([\d.]+)%\s+\[(.)\]\s+(.+?)\s*$`)
+			want := []map[string]float64{{}, {}}
+			for _, m := range re.FindAllStringSubmatch(string(report), -1) {
+				if name == "golden" && m[3] != "." {
+					continue // the kernel of the machine that recorded it
+				}
+				for k := range 2 {
+					v, _ := strconv.ParseFloat(m[1+k], 64)
+					want[k][aliasName(withoutTemplateArgs(m[4]))] += v
+				}
+			}
+			for k, event := range []string{"cpu-clock", "task-clock"} {
+				r := runPProf(t, t.TempDir(), []string{"PPROF_BINARY_PATH=" + dir}, "-top", "-nodecount=10000", "-sample_index="+event, filepath.Join(dir, "group.data"))
+				got := topShares(string(r.stdout))
+				n := 0
+				for fn, w := range want[k] {
+					if w < 1 {
+						continue
+					}
+					n++
+					if g := got[fn]; math.Abs(g-w) > 0.5 {
+						t.Errorf("%s: %s %.2f%% in pprof, %.2f%% in perf report", event, fn, g, w)
+					}
+				}
+				if n < 2 {
+					t.Errorf("%s: perf report lists %d functions with 1%% or more: %v", event, n, want[k])
+				}
+			}
+		})
+	}
+}

@@ -588,6 +588,16 @@ type Record struct {
 	// Both alias the record's buffer.
 	RegsUser  []uint64
 	StackUser []byte
+	// With PERF_SAMPLE_READ of a group of events whose leader samples
+	// (perf record -e '{cycles,instructions}:S'): each event's count
+	// and id when the sample was taken (the counts grow: what an event
+	// counted since its previous sample is the difference).
+	Group []ReadValue
+}
+
+// A ReadValue is one event's count in a sample's group read.
+type ReadValue struct {
+	Value, ID uint64
 }
 
 // maxRecord bounds one record: the header's size field is 16 bits.
@@ -764,7 +774,7 @@ func ignoreStop(err error) error {
 func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 	f := s.f
 	rec := &s.rec
-	*rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0]}
+	*rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0], Group: rec.Group[:0]}
 	ok := true
 	switch typ {
 	case RecordMMAP, RecordMMAP2:
@@ -909,11 +919,13 @@ func (f *File) sample(rec *Record, b []byte) bool {
 		return false
 	}
 	if st&SampleRead != 0 {
-		// read_format: a value (or nr and values with GROUP), optional
-		// times and ids; skipped by its size.
+		// read_format: a value (or, with GROUP, nr first and a value
+		// per event after the times), optional times, ids and lost
+		// counts. A group's values and ids are kept.
 		rf := attr.ReadFormat
+		hasID, group := rf&(1<<2) != 0, rf&(1<<3) != 0
 		per := 8
-		if rf&(1<<2) != 0 { // ID
+		if hasID {
 			per += 8
 		}
 		if rf&(1<<4) != 0 { // LOST
@@ -927,7 +939,7 @@ func (f *File) sample(rec *Record, b []byte) bool {
 			extra += 8
 		}
 		n := 1
-		if rf&(1<<3) != 0 { // GROUP: nr first
+		if group { // nr first
 			if len(b) < 8 {
 				return false
 			}
@@ -937,6 +949,12 @@ func (f *File) sample(rec *Record, b []byte) bool {
 		skip := extra + n*per
 		if skip > len(b) {
 			return false
+		}
+		if group && hasID {
+			for k := range n {
+				v := b[extra+k*per:]
+				rec.Group = append(rec.Group, ReadValue{Value: bo.Uint64(v), ID: bo.Uint64(v[8:])})
+			}
 		}
 		b = b[skip:]
 	}

@@ -393,6 +393,13 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 
 	var first, last uint64
 	nsamples := 0
+	// An event's share of a sample (see adds below).
+	type eventAdd struct {
+		event int // index in f.Attrs
+		value int64
+	}
+	var adds []eventAdd
+	lastRead := map[uint64]uint64{} // by event id: its count at its previous sample
 	same := map[string]*profile.Sample{}
 	var key []byte
 	var stack []*profile.Location
@@ -402,6 +409,25 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			return true
 		}
 		nsamples++
+		// What the sample adds to each event: its period to its own,
+		// or, for a group whose leader samples, to each event of the
+		// group what it counted since that event's previous sample (as
+		// perf report counts them; the first sample adds what was
+		// counted since the start).
+		adds = adds[:0]
+		for _, g := range r.Group {
+			if a := f.byID[g.ID]; a != nil {
+				d := g.Value - lastRead[g.ID]
+				if g.Value < lastRead[g.ID] {
+					d = 0
+				}
+				lastRead[g.ID] = g.Value
+				adds = append(adds, eventAdd{attrIndex[a], int64(d)})
+			}
+		}
+		if len(adds) == 0 {
+			adds = append(adds, eventAdd{attrIndex[r.Attr], int64(r.Period)})
+		}
 		pids[r.PID] = true
 		if r.Time != 0 {
 			if first == 0 || r.Time < first {
@@ -450,7 +476,6 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if len(stack) == 0 {
 			return true
 		}
-		i := attrIndex[r.Attr]
 		c := comm[r.TID]
 		if c == "" {
 			c = comm[r.PID]
@@ -464,14 +489,20 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		for _, l := range stack {
 			key = binary.LittleEndian.AppendUint64(key, l.ID)
 		}
-		if s := same[string(key)]; s != nil {
-			s.Value[2*i]++
-			s.Value[2*i+1] += int64(r.Period)
+		s := same[string(key)]
+		if s != nil {
+			for _, a := range adds {
+				s.Value[2*a.event]++
+				s.Value[2*a.event+1] += a.value
+			}
 			return true
 		}
 		vals := make([]int64, len(p.SampleType))
-		vals[2*i], vals[2*i+1] = 1, int64(r.Period)
-		s := &profile.Sample{Location: slices.Clone(stack), Value: vals,
+		for _, a := range adds {
+			vals[2*a.event]++
+			vals[2*a.event+1] += a.value
+		}
+		s = &profile.Sample{Location: slices.Clone(stack), Value: vals,
 			NumLabel: map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}}
 		if c != "" {
 			s.Label = map[string][]string{"comm": {c}}

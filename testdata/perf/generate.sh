@@ -19,6 +19,10 @@
 #   perthread.data  the same, recorded by a thread per CPU (perf record
 #                 -g -z --threads): a directory, data and data.0, data.1, ...
 #   pipe.data     the same, streamed (perf record -g -o - >pipe.data)
+#   group.data    work.c in one thread, a group of two events whose leader
+#                 samples and reads both (perf record -e
+#                 '{cpu-clock,task-clock}:S' -g); group.report has a
+#                 column per event
 #   killed.data   work.c in three threads, perf record -g killed (SIGKILL)
 #                 once it has written 256 KiB: no data size in its
 #                 header, no feature sections
@@ -65,6 +69,7 @@ record zstd -z "$out/work" threads 150
 rm -rf "$out/perthread.data"
 record perthread -z --threads "$out/work" threads 150
 "$perf" record -q -e cpu-clock -F 2000 -g -o - "$out/work" threads 150 >"$out/pipe.data" 2>/dev/null
+"$perf" record -q -e '{cpu-clock,task-clock}:S' -F 2000 -g -o "$out/group.data" "$out/work" single 300 >/dev/null 2>&1
 # perf record killed: it runs the program (1,500 rounds, some seconds)
 # until it has written 256 KiB; then the program is stopped too.
 "$perf" record -q -e cpu-clock -F 2000 -g -o "$out/killed.data" "$out/work" threads 1500 >/dev/null 2>&1 &
@@ -92,7 +97,7 @@ for n in dwarf dwarf-clock dwarf-zstd rebuilt; do
 done
 report rebuilt "$out/rebuilt.data"
 gcc -O1 -g -fomit-frame-pointer -pthread -o "$out/rebuilt" "$here/work.c"
-for n in single threads procs zstd perthread pipe dwarf; do report "$n" "$out/$n.data"; done
+for n in single threads procs zstd perthread pipe group dwarf; do report "$n" "$out/$n.data"; done
 
 if command -v node >/dev/null; then
   cp "$here/../node/work.js" "$out/work.js"
