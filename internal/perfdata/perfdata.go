@@ -605,12 +605,13 @@ const maxRecord = 1 << 16
 
 // Records calls fn for each record of the data section, in file order,
 // then for those of each file AddThreadData added, until fn returns
-// false or the data ends. A damaged record ends its file; the error,
-// a [*FormatError], is returned after the other files are read. The records of a recording
-// made with perf record -z are decompressed from its COMPRESSED records
-// and passed in the order of that stream, at the place of the compressed
-// record that holds them. The Record (and its Callchain) is reused for
-// the next call: copy what you keep.
+// false or the data ends. The records of a recording made with perf
+// record -z are decompressed from its COMPRESSED records and passed in
+// the order of that stream, at the place of the compressed record that
+// holds them. A damaged record ends its file; the error, a
+// [*FormatError], is returned after the other files are read. The
+// Record (and its Callchain) is reused for the next call: copy what you
+// keep.
 func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn) }
 
 // records is Records, with SAMPLE records passed undecoded (only Type,
