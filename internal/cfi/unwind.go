@@ -105,6 +105,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 	if rw.regs[rw.ra].kind == ruleUndefined {
 		return caller, 0, rw.signal, true, nil
 	}
+	sp, haveSP := regs.Get(t.arch.SP)
 	for reg := range MaxRegs {
 		ru := &rw.regs[reg]
 		var v uint64
@@ -121,7 +122,14 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 			continue
 		case ruleOffset:
 			var ok bool
-			if v, ok = mem(cfa + uint64(ru.off)); !ok {
+			if slot := cfa + uint64(ru.off); haveSP && slot < sp && reg != int(rw.ra) {
+				// Saved below the stack pointer: popped already, the
+				// rule not withdrawn (V8 describes its epilogues so).
+				// The register holds the caller's value again.
+				if v, ok = regs.Get(reg); !ok {
+					continue
+				}
+			} else if v, ok = mem(slot); !ok {
 				if reg == int(rw.ra) {
 					return fail(ErrMemory)
 				}

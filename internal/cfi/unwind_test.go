@@ -381,3 +381,36 @@ func FuzzOpenELF(f *testing.F) {
 		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return cf.Table, 0, true }, 64, &work)
 	})
 }
+
+// TestPoppedRegister: at the return of a function whose table still says
+// rbp is saved below the CFA after rbp was popped (V8's epilogues), the
+// saved slot lies below the stack pointer, outside any stack copy: rbp
+// is the caller's already, and the caller's frame, based on rbp, is
+// unwound on.
+func TestPoppedRegister(t *testing.T) {
+	cieInstr := []byte{cfaDefCFA, 7, 8, cfaOffset | 16, 1}
+	// callee [0x1000, 0x1020): push rbp at 0, mov rbp, rsp at 1; pop rbp
+	// at 0x10 leaves CFA rsp+8 with rbp's rule unchanged; ret at 0x11.
+	callee := []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, cfaOffset | 6, 2, cfaAdvanceLoc | 3, cfaDefCFARegister, 6,
+		cfaAdvanceLoc | 0xd, cfaDefCFA, 7, 8}
+	// caller [0x2000, 0x2100): runs on rbp.
+	caller := []byte{cfaAdvanceLoc | 1, cfaDefCFAOffset, 16, cfaOffset | 6, 2, cfaAdvanceLoc | 3, cfaDefCFARegister, 6}
+	data := ehFrame(-8, 16, cieInstr, testFDE{0x1000, 0x20, callee}, testFDE{0x2000, 0x100, caller})
+	tab, err := New("v8.o", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the ret: rsp 0x7000 holds the return address into the caller;
+	// rbp is the caller's frame, 0x7040: its saved rbp and return
+	// address above it. The copy starts at rsp.
+	var regs Regs
+	regs.Set(7, 0x7000)
+	regs.Set(6, 0x7040)
+	mem := stackMem(0x7000, 0x2050, 0, 0, 0, 0, 0, 0, 0, 0x7100, 0x3010)
+	find := func(pc uint64) (*Table, uint64, bool) { return tab, 0, pc < 0x3000 }
+	work := int64(1 << 20)
+	rets, err := Unwind(X86_64, regs, 0x1011, mem, find, 8, &work)
+	if !slices.Equal(rets, []uint64{0x2050, 0x3010}) {
+		t.Errorf("return addresses %#x, %v; want the caller's and its caller's", rets, err)
+	}
+}
