@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/cfi"
+	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/testenv"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // nodeRuns returns the checked-in Node.js fixtures, and the fresh ones
@@ -381,5 +384,72 @@ func nodeJITPid(t *testing.T, node, lib, src, flag, want string) {
 	}
 	if strings.Contains(string(r.stderr), "overlap") {
 		t.Errorf("overlap warnings:\n%s", r.stderr)
+	}
+}
+
+// TestNodeUnwindingInfo runs work.js under node --perf-prof
+// --perf-prof-unwinding-info: the .eh_frame V8 writes for some code
+// (CODE_UNWINDING_INFO; for most it writes an empty one) is found for
+// that code, and read as pprof's unwinder reads it (cfi.ForCode, as the
+// driver does), its first entry moved to the code's address covers the code's first
+// byte, where a step finds the caller's return address (the CIE's rule
+// at entry: on the stack, at the stack pointer). (The entry does not
+// cover the metadata V8 counts in the code's size.)
+func TestNodeUnwindingInfo(t *testing.T) {
+	node := testenv.Tool(t, "node", "nodejs")
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "work.js"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "--perf-prof", "--perf-prof-unwinding-info", "work.js", "300")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	set, errs := jprofile.Load([]string{dir}) // errs: Node 20's garbage line entries, dropped
+	if set.Len() != 1 {
+		t.Fatalf("%d objects, %v", set.Len(), errs)
+	}
+	dumps, _ := filepath.Glob(filepath.Join(dir, "jit-*.dump"))
+	f, err := os.Open(dumps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	d, err := jitdump.Read(f, st.Size(), dumps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := 0
+	for i := range d.Code {
+		c := &d.Code[i]
+		if !c.HasEHFrame() {
+			continue
+		}
+		with++
+		o, _ := set.Lookup(c.Addr)
+		eh, err := o.EHFrame(c.Addr)
+		if err != nil || eh == nil || eh.Code != c.Addr {
+			t.Fatalf("%s at %#x: %+v, %v", c.Name, c.Addr, eh, err)
+		}
+		tab, bias, err := cfi.ForCode(c.Name, cfi.ArchOf(eh.Machine), eh.ByteOrder, eh.Data, eh.Code)
+		if err != nil || tab == nil {
+			t.Fatalf("%s: no table, %v", c.Name, err)
+		}
+		var regs cfi.Regs
+		regs.Set(7, 0x7000) // rsp
+		mem := func(a uint64) (uint64, bool) { return 0x1234, a == 0x7000 }
+		if _, ret, _, _, err := tab.Step(c.Addr-bias, &regs, mem); err != nil || ret != 0x1234 {
+			t.Errorf("%s: at its entry %#x, return address %#x, %v", c.Name, c.Addr, ret, err)
+		}
+	}
+	t.Logf("%d of %d pieces of code with an .eh_frame", with, len(d.Code))
+	if with == 0 {
+		t.Error("V8 wrote no .eh_frame")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/cfi"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/regfile"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -265,16 +266,14 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	}
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		FileUsed: f.run.warm, BuildIDDir: buildIDDir, JITFrames: f.run.jit.frames(f.run.jit.dirs(path)),
+		FileUsed: f.run.warm, BuildIDDir: buildIDDir,
+		JITFrames: func(dumps []string) func(uint64) (*cfi.Table, uint64) {
+			// The JIT objects the stage will use (below), loaded when a
+			// stack first reaches JIT code.
+			return f.run.jit.frames(f.run.jit.perfDirs(besidePerfData(dumps, path), path))
+		},
 		Replay: func(dumps []string) perfdata.JITReplay {
-			// A dump no longer where the recording saw it may sit
-			// beside perf.data.
-			for i, d := range dumps {
-				if _, err := os.Stat(d); err != nil {
-					dumps[i] = filepath.Join(filepath.Dir(path), filepath.Base(d))
-				}
-			}
-			replay, _ = jprofile.OpenJITDumpReplay(dumps) // the JIT stage reports unreadable dumps
+			replay, _ = jprofile.OpenJITDumpReplay(besidePerfData(dumps, path)) // the JIT stage reports unreadable dumps
 			return replay
 		}})
 	if replay != nil {
@@ -289,6 +288,19 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	f.run.useBuildIDCache(p, path, buildIDDir)
 	f.run.jit.extendFiles(p, path, conv.JITFiles, path)
 	return p, nil
+}
+
+// besidePerfData returns files, each that is no longer where the
+// recording at path saw it replaced by the file of its name beside the
+// recording, where it may have been copied with it.
+func besidePerfData(files []string, path string) []string {
+	out := slices.Clone(files)
+	for i, f := range out {
+		if _, err := os.Stat(f); err != nil {
+			out[i] = filepath.Join(filepath.Dir(path), filepath.Base(f))
+		}
+	}
+	return out
 }
 
 const limitsUsage = `  Limits (jitpprof):

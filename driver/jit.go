@@ -131,6 +131,14 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 // the directories it would use anyway. The files are linked into a
 // temporary directory, removed when the run ends.
 func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, local string) {
+	j.extendDirs(p, src, nil, j.perfDirs(files, local))
+}
+
+// perfDirs returns the JIT directories of a perf.data recording read from
+// the local file local that names the JIT source files files: those of
+// j.dirs, and a temporary directory linking the files not in them,
+// removed when the run ends.
+func (j *jitStage) perfDirs(files []string, local string) []string {
 	dirs := j.dirs(local)
 	// A file found in the directories anyway, or one of the same name
 	// there (a recording copied with its jit-PID.dump, the original still
@@ -158,7 +166,7 @@ func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, l
 			dirs = append(dirs, dir)
 		}
 	}
-	j.extendDirs(p, src, nil, dirs)
+	return dirs
 }
 
 func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, dirs []string) {
@@ -349,39 +357,72 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 }
 
 // frames returns the function that gives the call frame information of
-// the JIT code at a pc from the LLVM dumps among the JIT objects of dirs
-// (loaded once per run, as for the stage, when first asked), each dump's
-// read once: perf.data's --call-graph dwarf stacks are unwound through
-// JIT code with it (code without frame pointers, which LLVM omits by
-// default, included). Nil for no dirs; the function is for one
-// goroutine.
-func (j *jitStage) frames(dirs []string) func(pc uint64) *cfi.Table {
+// the JIT code at a pc, from the JIT objects of dirs (loaded once per
+// run, as for the stage, when first asked): an LLVM dump's .eh_frame
+// (relocated to load addresses: bias 0), or the one a jitdump's writer
+// gave that piece of code (CODE_UNWINDING_INFO), each read once.
+// perf.data's --call-graph dwarf stacks are unwound through JIT code with
+// it (code without frame pointers, which LLVM omits by default,
+// included). Nil for no dirs; the function is for one goroutine.
+func (j *jitStage) frames(dirs []string) func(pc uint64) (*cfi.Table, uint64) {
 	if len(dirs) == 0 {
 		return nil
 	}
+	type key struct {
+		path string
+		code uint64 // a jitdump's piece of code; 0 for an LLVM dump
+	}
+	type frames struct {
+		t    *cfi.Table // nil: none to use
+		bias uint64
+	}
 	var set *jprofile.ObjectSet
-	tables := map[string]*cfi.Table{} // by dump; nil: none to use
-	return func(pc uint64) *cfi.Table {
+	tables := map[key]frames{}
+	dumpPCs := map[uint64]frames{} // jitdump code, by pc: the file is read once per pc at most
+	return func(pc uint64) (*cfi.Table, uint64) {
 		if set == nil {
 			set = j.load(dirs).set
 		}
+		if fr, ok := dumpPCs[pc]; ok {
+			return fr.t, fr.bias
+		}
 		o, _ := set.Lookup(pc)
-		if o == nil || o.Kind != jprofile.LLVMDump {
-			return nil
+		if o == nil {
+			return nil, 0
 		}
-		t, ok := tables[o.Path]
-		if !ok {
-			// An object whose tables cannot be read is unwound by frame
-			// pointers; the stage says what is wrong with it, if anything.
-			if ef, err := elfrel.Open(o.Path); err == nil {
-				if cf, _ := cfi.OpenELF(ef); cf != nil {
-					t = cf.Table
+		// Tables that cannot be read leave the code to its frame
+		// pointers; the stage says what is wrong with the object, if
+		// anything.
+		switch o.Kind {
+		case jprofile.LLVMDump:
+			k := key{o.Path, 0}
+			fr, ok := tables[k]
+			if !ok {
+				if ef, err := elfrel.Open(o.Path); err == nil {
+					if cf, _ := cfi.OpenELF(ef); cf != nil {
+						fr.t = cf.Table
+					}
+					ef.Close()
 				}
-				ef.Close()
+				tables[k] = fr
 			}
-			tables[o.Path] = t
+			return fr.t, fr.bias
+		case jprofile.JITDump:
+			var fr frames
+			if eh, err := o.EHFrame(pc); err == nil && eh != nil {
+				k := key{o.Path, eh.Code}
+				var ok bool
+				if fr, ok = tables[k]; !ok {
+					if arch := cfi.ArchOf(eh.Machine); arch != nil {
+						fr.t, fr.bias, _ = cfi.ForCode(o.Path, arch, eh.ByteOrder, eh.Data, eh.Code)
+					}
+					tables[k] = fr
+				}
+			}
+			dumpPCs[pc] = fr
+			return fr.t, fr.bias
 		}
-		return t
+		return nil, 0
 	}
 }
 

@@ -2,6 +2,8 @@ package profile
 
 import (
 	"cmp"
+	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -255,6 +257,41 @@ func (o *Object) OpenSource() (*SourceReader, error) {
 
 // Close closes the file.
 func (r *SourceReader) Close() error { return r.f.Close() }
+
+// An EHFrame is the call frame information a JIT wrote for one piece of
+// code, for unwinding stacks through it.
+type EHFrame struct {
+	Data      []byte // an .eh_frame section's bytes
+	Code      uint64 // the address of the code, which its first FDE covers from its start
+	Machine   elf.Machine
+	ByteOrder binary.ByteOrder
+}
+
+// EHFrame returns the call frame information the writer of a jitdump gave
+// the code at addr (its CODE_UNWINDING_INFO record); nil if o is not a
+// jitdump or has none for the code there.
+func (o *Object) EHFrame(addr uint64) (*EHFrame, error) {
+	if o.dump == nil {
+		return nil, nil
+	}
+	c := o.dump.Lookup(addr)
+	if c == nil || !c.HasEHFrame() {
+		return nil, nil
+	}
+	f, err := regfile.Open(o.Path)
+	if err != nil {
+		return nil, &ObjectError{File: o.Path, Err: err}
+	}
+	defer f.Close()
+	b, err := o.dump.EHFrame(f, c)
+	if err != nil || b == nil {
+		if err != nil {
+			err = &ObjectError{File: o.Path, Err: err}
+		}
+		return nil, err
+	}
+	return &EHFrame{Data: b, Code: c.Addr, Machine: elf.Machine(o.dump.Machine), ByteOrder: o.dump.ByteOrder}, nil
+}
 
 // Frames returns the frames of addr: one frame, or none if no entry
 // covers addr (or its name cannot be read back).

@@ -9,8 +9,10 @@
 // over the same addresses replaces an earlier one), the name of each
 // piece, and where its code bytes and its line table (CODE_DEBUG_INFO)
 // are in the file: [Dump.Lines] reads a line table when it is needed, so
-// that only the code a profile's samples hit costs its lines. CODE_UNWINDING_INFO and record types it does not
-// know are skipped by their size; CODE_CLOSE ends the file. Every record
+// that only the code a profile's samples hit costs its lines; likewise
+// where the .eh_frame of its CODE_UNWINDING_INFO is, which [Dump.EHFrame]
+// reads. Record types it does not know are skipped by their size;
+// CODE_CLOSE ends the file. Every record
 // is checked against its size before anything is read from it; a
 // malformed record ends the reading with a warning, keeping what came
 // before.
@@ -93,6 +95,9 @@ type Code struct {
 	// file, and how far the code moved since it was loaded.
 	debugOff, debugEnd int64
 	moved              uint64
+	// The .eh_frame of the CODE_UNWINDING_INFO record before the code's
+	// CODE_LOAD, [ehOff, ehOff+ehSize) in the file; ehSize 0 if none.
+	ehOff, ehSize int64
 	// placed is the position in the file, among the loads and moves, of
 	// the record that put the code where it is: its load or last move;
 	// loadSeq is its load's, moveSeq[i] Moves[i]'s.
@@ -155,6 +160,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		lines    []Line
 	}
 	var pending map[uint64]debugRec // debug info waiting for its CODE_LOAD, by code address
+	var ehOff, ehSize int64         // the .eh_frame of unwinding info waiting for the next CODE_LOAD
 	off := hsize
 	events := 0 // loads and moves so far
 	badNames := 0
@@ -176,6 +182,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			c.Loaded = ts
+			c.ehOff, c.ehSize, ehSize = ehOff, ehSize, 0
 			c.placed, c.loadSeq = events, events
 			events++
 			if rec, ok := pending[c.Addr]; ok {
@@ -226,10 +233,12 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				pending = map[uint64]debugRec{}
 			}
 			pending[addr] = debugRec{off: body, end: end, lines: lines}
+		case recUnwindingInfo:
+			ehOff, ehSize = rd.unwindingInfo(body, end)
 		case recCodeClose:
 			off = size
 			continue
-		default: // CODE_UNWINDING_INFO and unknown records: skipped by size
+		default: // unknown records: skipped by size
 		}
 		off = end
 	}
@@ -342,6 +351,33 @@ func (rd *reader) recordHeader(off int64) (id uint32, total int64, ts uint64, er
 		return 0, 0, 0, fmt.Errorf("record of type %d claims %d bytes, outside [%d, %d]", id, total, recordHeaderSize, rd.size-off)
 	}
 	return id, total, ts, nil
+}
+
+// unwindingInfo locates the .eh_frame in the CODE_UNWINDING_INFO record
+// whose body is [off, end): unwinding_size, eh_frame_hdr_size and
+// mapped_size, then the .eh_frame and its .eh_frame_hdr, in the order
+// the writer chose (V8 and perf's reader put the header last, the
+// specification first: the .eh_frame is the part that starts with a
+// CIE). A record without unwinding data (mapped_size 0: V8's empty
+// table for code it has none for) or that makes no sense gives size 0.
+func (rd *reader) unwindingInfo(off, end int64) (ehOff, ehSize int64) {
+	b, err := rd.read(off, end, 24)
+	if err != nil {
+		return 0, 0
+	}
+	size, hdr, mapped := rd.bo.Uint64(b), rd.bo.Uint64(b[8:]), rd.bo.Uint64(b[16:])
+	data := off + 24
+	if mapped == 0 || hdr >= size || size > uint64(end-data) {
+		return 0, 0
+	}
+	ehSize = int64(size - hdr)
+	for _, at := range []int64{data, data + int64(hdr)} {
+		// A CIE: a non-zero length, then CIE id 0.
+		if c, err := rd.read(at, end, 8); err == nil && rd.bo.Uint32(c) != 0 && rd.bo.Uint32(c[4:]) == 0 {
+			return at, ehSize
+		}
+	}
+	return 0, 0
 }
 
 // cstring reads a NUL-terminated string at off, before end.
@@ -482,6 +518,26 @@ func (d *Dump) Lines(r io.ReaderAt, c *Code) ([]Line, error) {
 		}
 	}
 	return out, nil
+}
+
+// HasEHFrame reports whether the JIT wrote an .eh_frame for c, which
+// [Dump.EHFrame] reads.
+func (c *Code) HasEHFrame() bool { return c.ehSize > 0 }
+
+// EHFrame returns the .eh_frame the JIT wrote for code c
+// (CODE_UNWINDING_INFO), read from r, the dump's file; nil if there is
+// none. Its addresses are those of the code where the writer put the
+// .eh_frame, usually right after it: a reader relates the first FDE to
+// the code's address.
+func (d *Dump) EHFrame(r io.ReaderAt, c *Code) ([]byte, error) {
+	if c.ehSize == 0 {
+		return nil, nil
+	}
+	b := make([]byte, c.ehSize)
+	if _, err := r.ReadAt(b, c.ehOff); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // LineAt returns the entry of lines (sorted by Addr) that covers addr:

@@ -50,11 +50,15 @@ type Options struct {
 	// samples are read; the JITReplay it returns, if not nil, names the
 	// JIT code each sample hit by the sample's time (see JITReplay).
 	Replay func(jitdumps []string) JITReplay
-	// JITFrames, if not nil, returns the call frame information of the
-	// JIT code at pc, with load addresses (a JIT object's), or nil if
-	// there is none: a --call-graph dwarf stack is then unwound through
-	// that code by its frame pointer. It is called from one goroutine.
-	JITFrames func(pc uint64) *cfi.Table
+	// JITFrames, if not nil, is called once the jitdump files the
+	// recording references are known (as in Conversion.JITFiles), when
+	// --call-graph dwarf stacks are to be unwound; the function it
+	// returns, if not nil, gives the call frame information of the JIT
+	// code at pc, and bias, what its addresses are less than the code's
+	// (0 for a JIT object's, relocated to load addresses), or nil if
+	// there is none: a stack is then unwound through that code by its
+	// frame pointer. It is called from one goroutine.
+	JITFrames func(jitdumps []string) func(pc uint64) (t *cfi.Table, bias uint64)
 }
 
 // A JITReplay tells what JIT code an address held at a time: code that
@@ -290,7 +294,11 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	noted := map[string]bool{}
 	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: f.BuildIDs}
 	vdso := &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
-	unw := newUnwinder(f, finder, lookup, opts.JITFrames, func(n string) {
+	var jitFrames func(uint64) (*cfi.Table, uint64)
+	if opts.JITFrames != nil && f.unwound() {
+		jitFrames = opts.JITFrames(slices.Clone(conv.JITFiles))
+	}
+	unw := newUnwinder(f, finder, lookup, jitFrames, func(n string) {
 		if !noted[n] {
 			noted[n] = true
 			conv.Notes = append(conv.Notes, n)

@@ -42,7 +42,7 @@ type unwinder struct {
 	byteOrder binary.ByteOrder
 	finder    *fileFinder
 	lookup    func(pid uint32, addr uint64) *mmapping
-	jit       func(pc uint64) *cfi.Table // nil: JIT code by its frame pointer
+	jit       func(pc uint64) (*cfi.Table, uint64) // nil: JIT code by its frame pointer
 	note      func(string)
 	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
 	// work is the bytes of call frame instructions unwinding may still
@@ -60,10 +60,21 @@ const (
 	workBase    = 1 << 28
 )
 
+// unwound reports whether f's samples carry user registers and stacks to
+// unwind (perf record --call-graph dwarf).
+func (f *File) unwound() bool {
+	for i := range f.Attrs {
+		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // newUnwinder returns the unwinder for f's samples, nil if they have no
 // user registers and stacks or f's machine is not one unwound (which a
 // note then says).
-func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, jit func(uint64) *cfi.Table, note func(string)) *unwinder {
+func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, jit func(uint64) (*cfi.Table, uint64), note func(string)) *unwinder {
 	var attr *Attr
 	for i := range f.Attrs {
 		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
@@ -133,8 +144,8 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 			// Anonymous memory: JIT code, unwound by its JIT object's
 			// tables, or by its frame pointer.
 			if u.jit != nil {
-				if t := u.jit(pc); t != nil {
-					return t, 0, true
+				if t, bias := u.jit(pc); t != nil {
+					return t, bias, true
 				}
 			}
 			return nil, 0, true

@@ -34,6 +34,8 @@
 #                 rebuilt.report made before
 #   nodedwarf/node.data  node --perf-prof work.js (perf record
 #                 --call-graph dwarf -k 1), with its jit-PID.dump
+#   nodeunwind/node.data  the same with --perf-prof-unwinding-info: V8's
+#                 .eh_frame for some of its code in the jitdump
 #   jitreuse/jitreuse.data      jitreuse.c, a JIT that reuses and moves
 #                 its code (perf record -g -k 1), with its jit-PID.dump and
 #                 the same after perf inject --jit for perf report; in a
@@ -115,6 +117,11 @@ if command -v node >/dev/null; then
   (cd "$out/nodedwarf" && rm -f jit-*.dump && "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -k 1 \
     -o node.data node --perf-prof --interpreted-frames-native-stack work.js 800 >/dev/null 2>node.err) || true
   rm -f "$out/nodedwarf/node.err"
+  mkdir -p "$out/nodeunwind"
+  cp "$out/work.js" "$out/nodeunwind/"
+  (cd "$out/nodeunwind" && rm -f jit-*.dump && "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -k 1 \
+    -o node.data node --perf-prof --perf-prof-unwinding-info --interpreted-frames-native-stack work.js 800 >/dev/null 2>node.err) || true
+  rm -f "$out/nodeunwind/node.err"
 fi
 gcc -O1 -g -fno-omit-frame-pointer -Wall -o "$out/jitreuse-bin" "$here/jitreuse.c"
 mkdir -p "$out/jitreuse"
