@@ -13,6 +13,8 @@
 #   dwarf-clock.data  the same program reading the clock (time in the
 #                 vDSO), and dwarf-clock.script; perf's build-ID cache of
 #                 both recordings in buildid/
+#   kernel.data   dd copying a byte at a time (time in the kernel; perf
+#                 record --call-graph dwarf, its cache in buildid/ too)
 #   zstd.data     work.c in three threads, compressed (perf record -g -z)
 #   dwarf-zstd.data  dwarf.data's program, compressed (perf record
 #                 --call-graph dwarf -z), and dwarf-zstd.script
@@ -89,6 +91,9 @@ pkill -KILL -f "^$out/work threads 1500\$" || true
 cache=(--buildid-dir "$out/buildid")
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-clock.data" "$out/work-nofp" clock 400 >/dev/null 2>&1
+# Time in the kernel, for the kernel symbols' test: a user-bound program
+# can have no kernel sample at all. dd's syscalls, a byte at a time.
+"$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/kernel.data" dd if=/dev/zero of=/dev/null bs=1 count=300000 >/dev/null 2>&1
 "$perf" "${cache[@]}" record -q -z -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-zstd.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 # A program rebuilt after its recording (-O1 instead of -O2): its
 # symbols, lines and tables come from perf's copy of the build recorded.
