@@ -244,15 +244,7 @@ func TestSameRowsAsReadelf(t *testing.T) {
 	files = append(files, buildWorkload(t, t.TempDir())...)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			ef, err := elfrel.Open(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			cf, err := OpenELF(ef)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cf, _ := openELF(t, file)
 			want := readelfFrames(t, readelf, file)
 			if len(want) == 0 {
 				t.Fatalf("readelf lists no FDE in %s", file)
@@ -260,6 +252,22 @@ func TestSameRowsAsReadelf(t *testing.T) {
 			sameRows(t, cf, want)
 		})
 	}
+}
+
+// openELF opens the ELF file at path and reads its call frame
+// information; the file is closed when the test ends.
+func openELF(t *testing.T, path string) (*File, *elfrel.File) {
+	t.Helper()
+	ef, err := elfrel.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ef.Close() })
+	cf, err := OpenELF(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cf, ef
 }
 
 // sameRows checks that each FDE of want is one of cf's, covering the same
@@ -322,15 +330,7 @@ func TestJITObjects(t *testing.T) {
 	}
 	for _, obj := range objs {
 		t.Run(filepath.Base(obj), func(t *testing.T) {
-			ef, err := elfrel.Open(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			cf, err := OpenELF(ef)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cf, ef := openELF(t, obj)
 			if b, ok := cf.Bias(0, 0, 0x1234); !ok || b != 0 {
 				t.Errorf("bias %#x, %v; want 0: the table has load addresses", b, ok)
 			}

@@ -35,8 +35,7 @@ func goldenRecording(t testing.TB) []byte {
 func compressRecording(t testing.TB, b []byte, keep, chunk, piece int, typ uint32) []byte {
 	t.Helper()
 	le := binary.LittleEndian
-	dataOff, dataN := int(le.Uint64(b[40:])), int(le.Uint64(b[48:]))
-	data := b[dataOff : dataOff+dataN]
+	data, _ := dataSection(b)
 	var recs [][]byte
 	for off := 0; off < len(data); {
 		n := int(le.Uint16(data[off+6:]))
@@ -198,8 +197,8 @@ func TestCompressedBadInput(t *testing.T) {
 	plain := goldenRecording(t)
 	le := binary.LittleEndian
 	z := compressRecording(t, plain, 0, 4096, 1000, RecordCompressed2)
-	dataOff := int(le.Uint64(z[40:]))
 	// The first compressed record.
+	_, dataOff := dataSection(z)
 	first := dataOff
 	for le.Uint32(z[first:]) != RecordCompressed2 {
 		first += int(le.Uint16(z[first+6:]))
@@ -277,9 +276,9 @@ func cutStream(t *testing.T, n int) []byte {
 func TestUnfinishedCompressed(t *testing.T) {
 	le := binary.LittleEndian
 	z := compressRecording(t, goldenRecording(t), 5, 4096, 1000, RecordCompressed)
-	dataOff, dataN := int(le.Uint64(z[40:])), int(le.Uint64(z[48:]))
+	data, dataOff := dataSection(z)
 	prev := int64(-1)
-	for cut := dataOff + 200; cut < dataOff+dataN; cut += 777 {
+	for cut := dataOff + 200; cut < dataOff+len(data); cut += 777 {
 		u := slices.Clone(z[:cut])
 		le.PutUint64(u[48:], 0)
 		f, err := open(t, u)
@@ -318,22 +317,14 @@ func TestThreadData(t *testing.T) {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
-	dataOff, dataN := int(le.Uint64(plain[40:])), int(le.Uint64(plain[48:]))
-	data := plain[dataOff : dataOff+dataN]
+	data, dataOff := dataSection(plain)
 	// Cut the data section after its 10th record and in the middle.
-	cut := func(n int) int {
-		off := 0
-		for range n {
-			off += int(le.Uint16(data[off+6:]))
-		}
-		return off
-	}
+	cut := func(n int) int { off, _ := recordAt(plain, n); return off - dataOff }
 	a, b := cut(10), cut(len(want)/2)
 	header := withData(plain, data[:a])
 	// data.0: the middle records, compressed as perf record -z does.
-	z := compressRecording(t, withData(plain, data[a:b]), 0, 4096, 1000, RecordCompressed)
-	zOff, zN := int(le.Uint64(z[40:])), int(le.Uint64(z[48:]))
-	thread0, thread1 := z[zOff:zOff+zN], data[b:]
+	thread0, _ := dataSection(compressRecording(t, withData(plain, data[a:b]), 0, 4096, 1000, RecordCompressed))
+	thread1 := data[b:]
 
 	list := func(thread1 []byte) ([]string, error) {
 		f, err := open(t, header)

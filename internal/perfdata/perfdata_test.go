@@ -113,6 +113,29 @@ func buildWith(bo binary.ByteOrder, dwarf bool) []byte {
 	return out.Bytes()
 }
 
+// dataSection returns the data section of the little-endian recording b
+// and its offset in b.
+func dataSection(b []byte) (data []byte, off int) {
+	le := binary.LittleEndian
+	off, n := int(le.Uint64(b[40:])), int(le.Uint64(b[48:]))
+	return b[off : off+n], off
+}
+
+// recordAt returns the offset in the little-endian recording b of its
+// data section's record n (counting from 0) and how many of the records
+// before it are samples.
+func recordAt(b []byte, n int) (off, samples int) {
+	le := binary.LittleEndian
+	_, off = dataSection(b)
+	for range n {
+		if le.Uint32(b[off:]) == RecordSample {
+			samples++
+		}
+		off += int(le.Uint16(b[off+6:]))
+	}
+	return off, samples
+}
+
 func open(t testing.TB, data []byte) (*File, error) {
 	t.Helper()
 	return Open(bytes.NewReader(data), int64(len(data)), "x.data")
@@ -281,15 +304,8 @@ func TestDwarfRecording(t *testing.T) {
 func TestDamagedRecordKeepsTheRest(t *testing.T) {
 	b := goldenRecording(t)
 	le := binary.LittleEndian
-	dataOff := int(le.Uint64(b[40:]))
-	// The offset of the 200th record, and the samples before it.
-	off, samples := dataOff, 0
-	for range 199 {
-		if le.Uint32(b[off:]) == RecordSample {
-			samples++
-		}
-		off += int(le.Uint16(b[off+6:]))
-	}
+	data, dataOff := dataSection(b)
+	off, samples := recordAt(b, 199) // the 200th record
 	broken := slices.Clone(b)
 	le.PutUint16(broken[off+6:], 4)
 	f, err := open(t, broken)
@@ -303,7 +319,7 @@ func TestDamagedRecordKeepsTheRest(t *testing.T) {
 	if got := totalCount(p); got != int64(samples) || samples < 100 {
 		t.Errorf("%d samples, want the %d before the damage", got, samples)
 	}
-	want := fmt.Sprintf("claims 4 bytes, outside [8, %d] at offset %#x: the records after it are lost, the profile has the %d samples read", dataOff+int(le.Uint64(b[48:]))-off, off, samples)
+	want := fmt.Sprintf("claims 4 bytes, outside [8, %d] at offset %#x: the records after it are lost, the profile has the %d samples read", dataOff+len(data)-off, off, samples)
 	if len(conv.Notes) != 1 || !strings.Contains(conv.Notes[0], want) {
 		t.Errorf("notes %q, want one saying %q", conv.Notes, want)
 	}
@@ -335,14 +351,8 @@ func totalCount(p *profile.Profile) int64 {
 func TestUnfinishedRecording(t *testing.T) {
 	b := goldenRecording(t)
 	le := binary.LittleEndian
-	dataOff := int(le.Uint64(b[40:]))
-	off, samples := dataOff, 0
-	for range 500 {
-		if le.Uint32(b[off:]) == RecordSample {
-			samples++
-		}
-		off += int(le.Uint16(b[off+6:]))
-	}
+	_, dataOff := dataSection(b)
+	off, samples := recordAt(b, 500)
 	for _, cut := range []int{0, 5, 20} { // inside the 501st record, or at its start
 		u := slices.Clone(b[:off+cut])
 		le.PutUint64(u[48:], 0)

@@ -46,8 +46,8 @@ func toPipe(t testing.TB, b []byte, extras ...int) []byte {
 			out = append(out, record(recordEventUpdate, 0, body)...)
 		}
 	}
-	dataOff, dataN := int(le.Uint64(b[40:])), int(le.Uint64(b[48:]))
-	tab := dataOff + dataN
+	data, dataOff := dataSection(b)
+	tab := dataOff + len(data)
 	k := 0
 	for bit := range numFeatures {
 		if le.Uint64(b[72+8*(bit/64):])&(1<<(bit%64)) == 0 {
@@ -61,7 +61,6 @@ func toPipe(t testing.TB, b []byte, extras ...int) []byte {
 		soff, sn := int(le.Uint64(e)), int(le.Uint64(e[8:]))
 		out = append(out, record(recordHeaderFeature, 0, append(le.AppendUint64(nil, uint64(bit)), b[soff:soff+sn]...))...)
 	}
-	data := b[dataOff : dataOff+dataN]
 	for i, off := 0, 0; off < len(data); i++ {
 		if slices.Contains(extras, i) {
 			out = append(out, auxtrace(1000)...)
@@ -163,8 +162,7 @@ func TestTrailingData(t *testing.T) {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
-	dataOff, dataN := int(le.Uint64(plain[40:])), int(le.Uint64(plain[48:]))
-	data := plain[dataOff : dataOff+dataN]
+	data, _ := dataSection(plain)
 	with := append(append(slices.Clone(data[:0:0]), auxtrace(4096)...), data...)
 	got, err := recordList(t, withData(plain, with))
 	if err != nil || !slices.Equal(got, want) {
