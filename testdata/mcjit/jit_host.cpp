@@ -19,6 +19,10 @@
 //   orc-gdb      LLJIT on JITLink with debugger support (LLVM's
 //                DebugObjectManagerPlugin and GDB registrar), the objects
 //                copied out of this process by jitsnap ($JIT_HOST_JITSNAP)
+//   orc-perf     LLJIT on JITLink with LLVM's own perf support (ORC's
+//                PerfSupportPlugin, LLVM 18 and later): a jitdump with
+//                line and unwinding records under $JITDUMPDIR/.debug/jit/,
+//                no dumped objects
 // The ORC modes leave code where LLVM's memory managers put it.
 //
 // The point of the fixture is to reproduce two things upstream pprof gets
@@ -77,6 +81,11 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#if LLVM_VERSION_MAJOR >= 18
+#include "llvm/ExecutionEngine/Orc/Debugging/DebugInfoSupport.h"
+#include "llvm/ExecutionEngine/Orc/Debugging/PerfSupportPlugin.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderPerf.h"
+#endif
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
@@ -269,8 +278,9 @@ Options parseArgs(int Argc, char **Argv) {
       die("usage: jit_host [--out DIR] [--seconds N] [--threads N] "
           "[--no-dump] [--hold] [--jit MODE] PART1.bc PART2.bc (bad argument " + A + ")");
   }
-  if (O.JIT != "mcjit" && O.JIT != "orc-rtdyld" && O.JIT != "orc-jitlink" && O.JIT != "orc-gdb")
-    die("--jit " + O.JIT + ": want mcjit, orc-rtdyld, orc-jitlink or orc-gdb");
+  if (O.JIT != "mcjit" && O.JIT != "orc-rtdyld" && O.JIT != "orc-jitlink" && O.JIT != "orc-gdb" &&
+      O.JIT != "orc-perf")
+    die("--jit " + O.JIT + ": want mcjit, orc-rtdyld, orc-jitlink, orc-gdb or orc-perf");
   if (O.Bitcode.empty())
     die("no bitcode files given");
   if (O.Seconds <= 0 || O.Threads == 0)
@@ -309,6 +319,23 @@ std::pair<RoundFn, RoundFn> compileORC(const Options &Opt,
                        if (Dumper == nullptr)
                          die("--jit orc-jitlink needs the dump listener (no --no-dump)");
                        L->addPlugin(pprof_jit::makeDumpPlugin(ES, *Dumper));
+                     } else if (Mode == "orc-perf") {
+#if LLVM_VERSION_MAJOR >= 18
+                       // As llvm-jitlink -perf-support: the debug sections
+                       // kept for the plugin's line records (JITLink drops
+                       // them otherwise), then the plugin, its registration
+                       // functions this process's own (LLVM's
+                       // OrcTargetProcess): no symbol lookup needed.
+                       L->addPlugin(std::make_unique<llvm::orc::DebugInfoPreservationPlugin>());
+                       L->addPlugin(std::make_unique<llvm::orc::PerfSupportPlugin>(
+                           ES.getExecutorProcessControl(),
+                           llvm::orc::ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfStart),
+                           llvm::orc::ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfEnd),
+                           llvm::orc::ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfImpl),
+                           /*EmitDebugInfo=*/true, /*EmitUnwindInfo=*/true));
+#else
+                       die("--jit orc-perf needs LLVM 18 or later (ORC's PerfSupportPlugin)");
+#endif
                      } else {
                        auto Registrar = llvm::orc::createJITLoaderGDBRegistrar(ES);
                        if (!Registrar)
@@ -379,7 +406,7 @@ int main(int Argc, char **Argv) {
   RoundFn CPURound = nullptr, HeapRound = nullptr;
   std::unique_ptr<pprof_jit::DumpListener> Dumper;
   if (Opt.JIT != "mcjit") {
-    if (Opt.Dump && Opt.JIT != "orc-gdb")
+    if (Opt.Dump && Opt.JIT != "orc-gdb" && Opt.JIT != "orc-perf")
       Dumper = std::make_unique<pprof_jit::DumpListener>(Opt.Out + "/jit");
     std::tie(CPURound, HeapRound) =
         compileORC(Opt, std::move(Modules), std::move(CtxOwner), Dumper.get());
