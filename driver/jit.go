@@ -370,7 +370,9 @@ func (j *jitStage) frames(dirs []string) func(pc uint64) (*cfi.Table, uint64) {
 	}
 	type key struct {
 		path string
-		code uint64 // a jitdump's piece of code; 0 for an LLVM dump
+		// A jitdump's .eh_frame: the piece of code it is for (V8), or
+		// where it was (LLVM's ORC); 0 for an LLVM dump.
+		code, eh uint64
 	}
 	type frames struct {
 		t    *cfi.Table // nil: none to use
@@ -395,7 +397,7 @@ func (j *jitStage) frames(dirs []string) func(pc uint64) (*cfi.Table, uint64) {
 		// anything.
 		switch o.Kind {
 		case jprofile.LLVMDump:
-			k := key{o.Path, 0}
+			k := key{o.Path, 0, 0}
 			fr, ok := tables[k]
 			if !ok {
 				if ef, err := elfrel.Open(o.Path); err == nil {
@@ -410,11 +412,14 @@ func (j *jitStage) frames(dirs []string) func(pc uint64) (*cfi.Table, uint64) {
 		case jprofile.JITDump:
 			var fr frames
 			if eh, err := o.EHFrame(pc); err == nil && eh != nil {
-				k := key{o.Path, eh.Code}
+				k := key{o.Path, eh.Code, eh.Addr}
+				if eh.Addr != 0 {
+					k.code = 0 // one table for all the code it covers
+				}
 				var ok bool
 				if fr, ok = tables[k]; !ok {
 					if arch := cfi.ArchOf(eh.Machine); arch != nil {
-						fr.t, fr.bias, _ = cfi.ForCode(o.Path, arch, eh.ByteOrder, eh.Data, eh.Code)
+						fr.t, fr.bias, _ = cfi.ForCode(o.Path, arch, eh.ByteOrder, eh.Data, eh.Addr, eh.Code)
 					}
 					tables[k] = fr
 				}

@@ -261,8 +261,13 @@ func (r *SourceReader) Close() error { return r.f.Close() }
 // An EHFrame is the call frame information a JIT wrote for one piece of
 // code, for unwinding stacks through it.
 type EHFrame struct {
-	Data      []byte // an .eh_frame section's bytes
-	Code      uint64 // the address of the code, which its first FDE covers from its start
+	Data []byte // an .eh_frame section's bytes
+	// Addr is where the .eh_frame was in memory, if the writer said
+	// (LLVM's ORC, one table for all the code of an object); 0 if not,
+	// and then its first entry covers the code at Code from its start
+	// (V8, one table per piece of code).
+	Addr      uint64
+	Code      uint64 // the address of the code
 	Machine   elf.Machine
 	ByteOrder binary.ByteOrder
 }
@@ -290,7 +295,7 @@ func (o *Object) EHFrame(addr uint64) (*EHFrame, error) {
 		}
 		return nil, err
 	}
-	return &EHFrame{Data: b, Code: c.Addr, Machine: elf.Machine(o.dump.Machine), ByteOrder: o.dump.ByteOrder}, nil
+	return &EHFrame{Data: b, Addr: c.EHFrameAddr(), Code: c.Addr, Machine: elf.Machine(o.dump.Machine), ByteOrder: o.dump.ByteOrder}, nil
 }
 
 // Frames returns the frames of addr: one frame, or none if no entry

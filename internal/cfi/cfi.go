@@ -149,19 +149,28 @@ func New(name string, arch *Arch, bo binary.ByteOrder, ptr int, sections ...Sect
 	return t, errors.Join(errs...)
 }
 
-// ForCode returns the table of an .eh_frame a JIT wrote for one piece of
-// code at address code (a jitdump's CODE_UNWINDING_INFO), whose first
-// entry covers that code from its start, and bias, what the table's
-// addresses are less than the code's; nil if it has no entry. Where the
-// writer put the .eh_frame need not be known: its entries' addresses are
-// relative to it, and the first is moved to code.
-func ForCode(name string, arch *Arch, bo binary.ByteOrder, ehFrame []byte, code uint64) (t *Table, bias uint64, err error) {
-	// Read as if at 2^62, not 0: the code usually ends right where the
-	// .eh_frame starts, which would be the top of the address space.
-	const at = 1 << 62
+// ForCode returns the table of an .eh_frame a JIT wrote (a jitdump's
+// CODE_UNWINDING_INFO) and bias, what the table's addresses are less than
+// the code's; nil if it has no entry. addr is where the .eh_frame was in
+// memory, if the writer said (LLVM's ORC, one table for all the code of
+// an object): its entries are at their addresses, bias 0. Else (addr 0;
+// V8, one table per piece of code) its first entry covers the code at
+// address code from its start: where the writer put the .eh_frame need
+// not be known, its entries' addresses are relative to it, and the first
+// is moved to code.
+func ForCode(name string, arch *Arch, bo binary.ByteOrder, ehFrame []byte, addr, code uint64) (t *Table, bias uint64, err error) {
+	// Else read as if at 2^62, not 0: the code usually ends right where
+	// the .eh_frame starts, which would be the top of the address space.
+	at := addr
+	if at == 0 {
+		at = 1 << 62
+	}
 	t, err = New(name, arch, bo, 8, Section{Name: ".eh_frame", Data: ehFrame, Addr: at})
 	if len(t.fdes) == 0 {
 		return nil, 0, err
+	}
+	if addr != 0 {
+		return t, 0, err
 	}
 	return t, code - t.fdes[0].lo, err
 }

@@ -414,3 +414,59 @@ func TestPoppedRegister(t *testing.T) {
 		t.Errorf("return addresses %#x, %v; want the caller's and its caller's", rets, err)
 	}
 }
+
+// TestForCode: a JIT's .eh_frame with PC-relative entries (as LLVM and
+// V8 write them) is placed where the jitdump says it was, if it says
+// (LLVM's ORC: one table for an object's functions, which come in any
+// order after it), each entry at its function; else its first entry is
+// moved to the code it came with (V8: one table per piece of code).
+func TestForCode(t *testing.T) {
+	le := binary.LittleEndian
+	const at = 0x7f0000003000 // where the .eh_frame was
+	funcs := []struct{ lo, size uint64 }{{0x7f0000001000, 0x40}, {0x7f0000002000, 0x80}}
+	var eh []byte
+	entry := func(body []byte) {
+		for (len(body)+4)%8 != 0 {
+			body = append(body, cfaNop)
+		}
+		eh = le.AppendUint32(eh, uint32(len(body)))
+		eh = append(eh, body...)
+	}
+	entry([]byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, pePCRel | peSdata4, cfaDefCFA, 7, 8, cfaOffset | 16, 1})
+	for _, f := range funcs {
+		body := le.AppendUint32(nil, uint32(len(eh)+4)) // back to the CIE at 0
+		pc := at + uint64(len(eh)) + 8                  // where pc_begin is
+		body = le.AppendUint32(body, uint32(int32(int64(f.lo-pc))))
+		body = le.AppendUint32(body, uint32(f.size))
+		entry(append(body, 0))
+	}
+	eh = le.AppendUint32(eh, 0)
+
+	// Placed at its address: both functions, whichever code it came with.
+	tab, bias, err := ForCode("orc", X86_64, le, eh, at, funcs[1].lo)
+	if err != nil || tab == nil || bias != 0 {
+		t.Fatalf("ForCode at %#x: %v, bias %#x, %v", uint64(at), tab, bias, err)
+	}
+	for _, f := range funcs {
+		for _, pc := range []uint64{f.lo, f.lo + f.size - 1} {
+			var regs Regs
+			regs.Set(7, 0x7000) // rsp
+			_, ret, _, _, err := tab.Step(pc-bias, &regs, stackMem(0x7000, 0x1234))
+			if err != nil || ret != 0x1234 {
+				t.Errorf("at %#x: return address %#x, %v", pc, ret, err)
+			}
+		}
+	}
+	if _, ok := tab.find(funcs[1].lo + funcs[1].size); ok {
+		t.Errorf("an entry past the last function")
+	}
+
+	// Address unknown: the first entry is the code's.
+	tab, bias, err = ForCode("v8", X86_64, le, eh, 0, 0x5000)
+	if err != nil || tab == nil {
+		t.Fatalf("ForCode: %v, %v", tab, err)
+	}
+	if f, ok := tab.find(0x5000 - bias); !ok || f.lo+bias != 0x5000 || f.hi-f.lo != funcs[0].size {
+		t.Errorf("first entry not at the code: %+v, bias %#x", f, bias)
+	}
+}

@@ -11,8 +11,12 @@
 // are in the file: [Dump.Lines] reads a line table when it is needed, so
 // that only the code a profile's samples hit costs its lines; likewise
 // where the .eh_frame of its CODE_UNWINDING_INFO is, which [Dump.EHFrame]
-// reads. Record types it does not know are skipped by their size;
-// CODE_CLOSE ends the file. Every record
+// reads. An unwinding record goes with the next CODE_LOAD (V8 writes one
+// before each), or, when its .eh_frame_hdr gives the .eh_frame's address
+// (LLVM's ORC writes one record for all the code of an object, before its
+// loads), with every CODE_LOAD up to the next unwinding record: its
+// entries are then placed by that address. Record types it does not know
+// are skipped by their size; CODE_CLOSE ends the file. Every record
 // is checked against its size before anything is read from it; a
 // malformed record ends the reading with a warning, keeping what came
 // before.
@@ -95,14 +99,22 @@ type Code struct {
 	// file, and how far the code moved since it was loaded.
 	debugOff, debugEnd int64
 	moved              uint64
-	// The .eh_frame of the CODE_UNWINDING_INFO record before the code's
-	// CODE_LOAD, [ehOff, ehOff+ehSize) in the file; ehSize 0 if none.
-	ehOff, ehSize int64
+	// The .eh_frame of the CODE_UNWINDING_INFO record that goes with the
+	// code's CODE_LOAD.
+	eh ehFrame
 	// placed is the position in the file, among the loads and moves, of
 	// the record that put the code where it is: its load or last move;
 	// loadSeq is its load's, moveSeq[i] Moves[i]'s.
 	placed, loadSeq int
 	moveSeq         []int
+}
+
+// An ehFrame is the .eh_frame of a CODE_UNWINDING_INFO record: [off,
+// off+size) in the file (size 0 if none), and where it was in memory if
+// the record's .eh_frame_hdr says (0 if not).
+type ehFrame struct {
+	off, size int64
+	addr      uint64
 }
 
 // A Move is a CODE_MOVE of a piece of code.
@@ -160,7 +172,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		lines    []Line
 	}
 	var pending map[uint64]debugRec // debug info waiting for its CODE_LOAD, by code address
-	var ehOff, ehSize int64         // the .eh_frame of unwinding info waiting for the next CODE_LOAD
+	var eh ehFrame                  // the .eh_frame of unwinding info waiting for the next CODE_LOAD
 	off := hsize
 	events := 0 // loads and moves so far
 	badNames := 0
@@ -182,7 +194,10 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				continue
 			}
 			c.Loaded = ts
-			c.ehOff, c.ehSize, ehSize = ehOff, ehSize, 0
+			c.eh = eh
+			if eh.addr == 0 {
+				eh = ehFrame{}
+			}
 			c.placed, c.loadSeq = events, events
 			events++
 			if rec, ok := pending[c.Addr]; ok {
@@ -234,7 +249,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 			}
 			pending[addr] = debugRec{off: body, end: end, lines: lines}
 		case recUnwindingInfo:
-			ehOff, ehSize = rd.unwindingInfo(body, end)
+			eh = rd.unwindingInfo(body, end)
 		case recCodeClose:
 			off = size
 			continue
@@ -356,28 +371,63 @@ func (rd *reader) recordHeader(off int64) (id uint32, total int64, ts uint64, er
 // unwindingInfo locates the .eh_frame in the CODE_UNWINDING_INFO record
 // whose body is [off, end): unwinding_size, eh_frame_hdr_size and
 // mapped_size, then the .eh_frame and its .eh_frame_hdr, in the order
-// the writer chose (V8 and perf's reader put the header last, the
-// specification first: the .eh_frame is the part that starts with a
-// CIE). A record without unwinding data (mapped_size 0: V8's empty
-// table for code it has none for) or that makes no sense gives size 0.
-func (rd *reader) unwindingInfo(off, end int64) (ehOff, ehSize int64) {
+// the writer chose (V8 and perf's reader put the header last, LLVM's ORC
+// and the specification first: the .eh_frame is the part that starts
+// with a CIE). mapped_size is not looked at: LLVM's ORC writes 0 with a
+// full table, as perf's reader allows. A record with nothing but the
+// header (V8's empty table for code it has none for) or that makes no
+// sense gives size 0.
+func (rd *reader) unwindingInfo(off, end int64) ehFrame {
 	b, err := rd.read(off, end, 24)
 	if err != nil {
-		return 0, 0
+		return ehFrame{}
 	}
-	size, hdr, mapped := rd.bo.Uint64(b), rd.bo.Uint64(b[8:]), rd.bo.Uint64(b[16:])
+	size, hdr := rd.bo.Uint64(b), rd.bo.Uint64(b[8:])
 	data := off + 24
-	if mapped == 0 || hdr >= size || size > uint64(end-data) {
-		return 0, 0
+	if hdr >= size || size > uint64(end-data) {
+		return ehFrame{}
 	}
-	ehSize = int64(size - hdr)
+	ehSize := int64(size - hdr)
 	for _, at := range []int64{data, data + int64(hdr)} {
 		// A CIE: a non-zero length, then CIE id 0.
 		if c, err := rd.read(at, end, 8); err == nil && rd.bo.Uint32(c) != 0 && rd.bo.Uint32(c[4:]) == 0 {
-			return at, ehSize
+			hdrAt := data // the header is the other part
+			if at == data {
+				hdrAt = data + ehSize
+			}
+			return ehFrame{off: at, size: ehSize, addr: rd.ehFramePtr(hdrAt, hdrAt+int64(hdr))}
 		}
 	}
-	return 0, 0
+	return ehFrame{}
+}
+
+// ehFramePtr returns the .eh_frame's address that the .eh_frame_hdr at
+// [off, end) gives, if it gives it absolutely (LLVM's ORC: DW_EH_PE_sdata8
+// | DW_EH_PE_absptr, the address where the .eh_frame was loaded); 0 if it
+// gives it relative to where the header itself was (V8: DW_EH_PE_pcrel),
+// which the dump does not say, or cannot be read.
+func (rd *reader) ehFramePtr(off, end int64) uint64 {
+	b, err := rd.read(off, end, 4)
+	if err != nil || b[0] != 1 { // version 1
+		return 0
+	}
+	enc := b[1]
+	if enc&0x70 != 0 { // not DW_EH_PE_absptr: relative to something
+		return 0
+	}
+	switch enc & 0x0f {
+	case 0x03, 0x0b: // DW_EH_PE_udata4, DW_EH_PE_sdata4
+		if p, err := rd.read(off+4, end, 4); err == nil {
+			return uint64(rd.bo.Uint32(p))
+		}
+	case 0x04, 0x0c: // DW_EH_PE_udata8, DW_EH_PE_sdata8
+		if p, err := rd.read(off+4, end, 8); err == nil {
+			return rd.bo.Uint64(p)
+		}
+	}
+	// DW_EH_PE_absptr's size is the address size, which the dump does
+	// not give; no writer known uses it here.
+	return 0
 }
 
 // cstring reads a NUL-terminated string at off, before end.
@@ -522,19 +572,25 @@ func (d *Dump) Lines(r io.ReaderAt, c *Code) ([]Line, error) {
 
 // HasEHFrame reports whether the JIT wrote an .eh_frame for c, which
 // [Dump.EHFrame] reads.
-func (c *Code) HasEHFrame() bool { return c.ehSize > 0 }
+func (c *Code) HasEHFrame() bool { return c.eh.size > 0 }
+
+// EHFrameAddr returns where the .eh_frame the JIT wrote for c was in
+// memory, if its unwinding record says (LLVM's ORC: one .eh_frame for all
+// the code of an object, each entry at its code's address); 0 if not
+// (V8): then its first entry covers c from its start.
+func (c *Code) EHFrameAddr() uint64 { return c.eh.addr }
 
 // EHFrame returns the .eh_frame the JIT wrote for code c
 // (CODE_UNWINDING_INFO), read from r, the dump's file; nil if there is
-// none. Its addresses are those of the code where the writer put the
-// .eh_frame, usually right after it: a reader relates the first FDE to
-// the code's address.
+// none. Its addresses are relative to where the writer put it:
+// [Code.EHFrameAddr] if the record says, else a reader relates its first
+// entry to the code's address (V8 puts it right after the code).
 func (d *Dump) EHFrame(r io.ReaderAt, c *Code) ([]byte, error) {
-	if c.ehSize == 0 {
+	if c.eh.size == 0 {
 		return nil, nil
 	}
-	b := make([]byte, c.ehSize)
-	if _, err := r.ReadAt(b, c.ehOff); err != nil {
+	b := make([]byte, c.eh.size)
+	if _, err := r.ReadAt(b, c.eh.off); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -488,13 +489,16 @@ func TestMoveOverCode(t *testing.T) {
 }
 
 // unwinding writes a CODE_UNWINDING_INFO record holding ehFrame and an
-// .eh_frame_hdr of hdr bytes, the header first or last.
-func (w *writer) unwinding(ehFrame []byte, hdr int, hdrFirst bool, mapped uint64) {
+// .eh_frame_hdr of hdr bytes, the header first or last: hdrBytes if
+// given, else version 1 then bytes 1 (DW_EH_PE_uleb128 pointers, which
+// give no address).
+func (w *writer) unwinding(ehFrame []byte, hdr int, hdrFirst bool, mapped uint64, hdrBytes ...byte) {
 	w.record(recUnwindingInfo, w.body(func(b *writer) {
 		b.u64(uint64(len(ehFrame) + hdr))
 		b.u64(uint64(hdr))
 		b.u64(mapped)
-		h := bytes.Repeat([]byte{1}, hdr) // version 1, then encodings and pointers
+		h := bytes.Repeat([]byte{1}, hdr)
+		copy(h, hdrBytes)
 		if hdrFirst {
 			b.buf.Write(h)
 		}
@@ -507,9 +511,12 @@ func (w *writer) unwinding(ehFrame []byte, hdr int, hdrFirst bool, mapped uint64
 
 // TestUnwindingInfo: the .eh_frame of a CODE_UNWINDING_INFO record goes
 // with the next CODE_LOAD, whether the writer put its .eh_frame_hdr
-// before it (the specification) or after it (V8, perf's reader); a
-// record with no mapped data (V8's empty tables) or whose sizes make no
-// sense gives none.
+// before it (LLVM's ORC, the specification) or after it (V8, perf's
+// reader), with any mapped_size (LLVM's ORC writes 0); with the
+// following ones too when the header gives the .eh_frame's address
+// absolutely (LLVM's ORC: one record for all the code of an object),
+// until the next unwinding record. A record with nothing but the header
+// (V8's empty tables) or whose sizes make no sense gives none.
 func TestUnwindingInfo(t *testing.T) {
 	le := binary.LittleEndian
 	// A CIE (length 12, id 0, ...) then an FDE: the bytes are only
@@ -518,43 +525,75 @@ func TestUnwindingInfo(t *testing.T) {
 	eh = le.AppendUint32(eh, 0)
 	eh = append(eh, 1, 'z', 'R', 0, 1, 0x78, 0x10, 0)
 	eh = append(eh, bytes.Repeat([]byte{0xee}, 20)...)
+	eh2 := append(slices.Clone(eh), 0xdd)
+	// LLVM's ORC's header: version 1, eh_frame_ptr DW_EH_PE_sdata8 |
+	// DW_EH_PE_absptr, no table.
+	orc := le.AppendUint64([]byte{1, 0x0c, 0xff, 0xff}, 0x7f0012345018)
 	for _, tc := range []struct {
-		name     string
-		write    func(w *writer)
-		want     []byte
-		wantCode string
+		name            string
+		write           func(w *writer) // before the load of f
+		writeAfter      func(w *writer) // between f and after
+		want, wantAfter []byte
+		wantAddr        uint64
 	}{
-		{"header last", func(w *writer) { w.unwinding(eh, 20, false, 64) }, eh, "f"},
-		{"header first", func(w *writer) { w.unwinding(eh, 20, true, 64) }, eh, "f"},
-		{"nothing mapped", func(w *writer) { w.unwinding(eh, 20, false, 0) }, nil, "f"},
-		{"header larger than the data", func(w *writer) {
+		{name: "header last", write: func(w *writer) { w.unwinding(eh, 20, false, 64) }, want: eh},
+		{name: "header first", write: func(w *writer) { w.unwinding(eh, 20, true, 64) }, want: eh},
+		{name: "mapped_size 0", write: func(w *writer) { w.unwinding(eh, 20, false, 0) }, want: eh},
+		{name: "absolute address", write: func(w *writer) { w.unwinding(eh, 12, true, 0, orc...) },
+			want: eh, wantAfter: eh, wantAddr: 0x7f0012345018},
+		{name: "absolute address, header last", write: func(w *writer) { w.unwinding(eh, 12, false, 0, orc...) },
+			want: eh, wantAfter: eh, wantAddr: 0x7f0012345018},
+		{name: "absolute address, then another record",
+			write:      func(w *writer) { w.unwinding(eh, 12, true, 0, orc...) },
+			writeAfter: func(w *writer) { w.unwinding(eh2, 20, false, 64) },
+			want:       eh, wantAfter: eh2, wantAddr: 0x7f0012345018},
+		{name: "absolute address, then an empty record",
+			write:      func(w *writer) { w.unwinding(eh, 12, true, 0, orc...) },
+			writeAfter: func(w *writer) { w.unwinding(nil, 20, false, 0) },
+			want:       eh, wantAddr: 0x7f0012345018},
+		{name: "header cut short", write: func(w *writer) { w.unwinding(eh, 8, true, 0, orc[:8]...) }, want: eh},
+		{name: "V8's empty table", write: func(w *writer) { w.unwinding(nil, 20, false, 0) }},
+		{name: "header larger than the data", write: func(w *writer) {
 			w.record(recUnwindingInfo, w.body(func(b *writer) { b.u64(8); b.u64(16); b.u64(8); b.buf.Write(make([]byte, 8)) }))
-		}, nil, "f"},
-		{"size past the record", func(w *writer) {
+		}},
+		{name: "size past the record", write: func(w *writer) {
 			w.record(recUnwindingInfo, w.body(func(b *writer) { b.u64(1 << 40); b.u64(16); b.u64(8) }))
-		}, nil, "f"},
-		{"no CIE", func(w *writer) { w.unwinding(bytes.Repeat([]byte{7}, 40), 20, false, 64) }, nil, "f"},
+		}},
+		{name: "no CIE", write: func(w *writer) { w.unwinding(bytes.Repeat([]byte{7}, 40), 20, false, 64) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWriter(le, 0)
 			w.load(0x1000, 0x10, 1, "before")
 			tc.write(w)
 			w.load(0x2000, 0x10, 2, "f")
+			if tc.writeAfter != nil {
+				tc.writeAfter(w)
+			}
 			w.load(0x3000, 0x10, 3, "after")
 			data := w.buf.Bytes()
 			d, err := read(t, data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range []*Code{d.Lookup(0x1000), d.Lookup(0x3000)} {
-				if c.HasEHFrame() {
-					t.Errorf("%s has an .eh_frame", c.Name)
-				}
+			if c := d.Lookup(0x1000); c.HasEHFrame() {
+				t.Errorf("%s has an .eh_frame", c.Name)
 			}
-			c := d.Lookup(0x2000)
-			got, err := d.EHFrame(bytes.NewReader(data), c)
-			if err != nil || !bytes.Equal(got, tc.want) || c.HasEHFrame() != (tc.want != nil) {
-				t.Errorf("%s: .eh_frame %x (has %v), %v; want %x", c.Name, got, c.HasEHFrame(), err, tc.want)
+			for _, want := range []struct {
+				addr uint64
+				eh   []byte
+			}{{0x2000, tc.want}, {0x3000, tc.wantAfter}} {
+				c := d.Lookup(want.addr)
+				got, err := d.EHFrame(bytes.NewReader(data), c)
+				if err != nil || !bytes.Equal(got, want.eh) || c.HasEHFrame() != (want.eh != nil) {
+					t.Errorf("%s: .eh_frame %x (has %v), %v; want %x", c.Name, got, c.HasEHFrame(), err, want.eh)
+				}
+				wantAddr := tc.wantAddr
+				if want.eh == nil || (want.addr == 0x3000 && tc.writeAfter != nil) {
+					wantAddr = 0
+				}
+				if a := c.EHFrameAddr(); a != wantAddr {
+					t.Errorf("%s: .eh_frame at %#x, want %#x", c.Name, a, wantAddr)
+				}
 			}
 		})
 	}
