@@ -305,6 +305,14 @@ func FuzzRead(f *testing.F) {
 	w.move(0x1000, 0x2000, 0x20, 1)
 	f.Add(w.buf.Bytes())
 	f.Add(newWriter(binary.BigEndian, 0).buf.Bytes())
+	// LLVM's ORC: one unwinding record, its header first with the
+	// .eh_frame's address, for the loads after it.
+	w = newWriter(binary.LittleEndian, 0)
+	cie := []byte{12, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 0x10, 0}
+	w.unwinding(cie, 12, true, 0, binary.LittleEndian.AppendUint64([]byte{1, 0x0c, 0xff, 0xff}, 0x3000)...)
+	w.load(0x1000, 0x20, 1, "a")
+	w.load(0x2000, 0x20, 2, "b")
+	f.Add(w.buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Read(bytes.NewReader(data), int64(len(data)), "f.dump")
 		if err != nil {
@@ -325,6 +333,12 @@ func FuzzRead(f *testing.F) {
 					}
 				}
 				LineAt(lines, c.Addr)
+			}
+			if eh, err := d.EHFrame(bytes.NewReader(data), c); err == nil && (len(eh) > len(data) || (eh != nil) != c.HasEHFrame()) {
+				t.Fatalf("%d bytes of .eh_frame from a %d-byte file (has %v)", len(eh), len(data), c.HasEHFrame())
+			}
+			if c.EHFrameAddr() != 0 && !c.HasEHFrame() {
+				t.Fatalf("an .eh_frame address %#x without an .eh_frame", c.EHFrameAddr())
 			}
 			// The final state is what the timeline holds at the end:
 			// At agrees with Lookup long after the last record.
