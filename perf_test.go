@@ -216,6 +216,25 @@ func TestPerfDataReplayGolden(t *testing.T) {
 	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
 		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
 	}
+
+	// The recording alone: its jitdump is neither where it was recorded
+	// nor beside it. One note names the file the recording names.
+	alone := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(dir, "jitreuse.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(alone, "jitreuse.data"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runPProf(t, alone, nil, "-top", "jitreuse.data")
+	gone := regexp.MustCompile(`(?m)^jitreuse.data: the recording's JIT file /\S+/jit-\d+\.dump is gone, and not beside the recording`)
+	if n := len(gone.FindAll(r.stderr, -1)); n != 1 || strings.Contains(string(r.stderr), "pprof-perf-jit") {
+		t.Errorf("%d notes naming the missing jitdump, want 1 (and no temporary directory):\n%s", n, r.stderr)
+	}
+	if got := topShares(string(r.stdout)); got["jit_first"] != 0 {
+		t.Errorf("jit_first named without its jitdump: %.2f%%", got["jit_first"])
+	}
 }
 
 // TestPerfDataDwarfUnwinding reads recordings made with perf record

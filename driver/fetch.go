@@ -270,7 +270,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 		JITFrames: func(dumps []string) func(uint64) (*cfi.Table, uint64) {
 			// The JIT objects the stage will use (below), loaded when a
 			// stack first reaches JIT code.
-			return f.run.jit.frames(f.run.jit.perfDirs(besidePerfData(dumps, path), path))
+			return f.run.jit.frames(f.run.jit.perfDirs(dumps, path))
 		},
 		Replay: func(dumps []string) perfdata.JITReplay {
 			replay, _ = jprofile.OpenJITDumpReplay(besidePerfData(dumps, path)) // the JIT stage reports unreadable dumps

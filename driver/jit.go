@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +60,7 @@ type jitStage struct {
 
 	loads oncemap.Map[string, loadedSet]           // by directory list
 	sets  oncemap.Map[string, *jprofile.ObjectSet] // the same, once reported
+	links oncemap.Map[string, string]              // perfDirs' temporary directory, by file list
 	// warming counts the goroutines that load objects and start the
 	// object tool on them ahead of the stage (see preload and warmer);
 	// warm is the tool's Warm, or nil without a tool.
@@ -136,8 +136,10 @@ func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, l
 
 // perfDirs returns the JIT directories of a perf.data recording read from
 // the local file local that names the JIT source files files: those of
-// j.dirs, and a temporary directory linking the files not in them,
-// removed when the run ends.
+// j.dirs, and a temporary directory linking the files not in them, made
+// once per run and removed when it ends. A file no longer where the
+// recording saw it is taken from beside the recording, where it may have
+// been copied with it; one in neither place is named once.
 func (j *jitStage) perfDirs(files []string, local string) []string {
 	dirs := j.dirs(local)
 	// A file found in the directories anyway, or one of the same name
@@ -154,17 +156,41 @@ func (j *jitStage) perfDirs(files []string, local string) []string {
 		}
 		return false
 	}
-	files = slices.DeleteFunc(slices.Clone(files), inDirs)
-	if len(files) > 0 {
-		if dir, err := os.MkdirTemp("", "pprof-perf-jit-"); err == nil {
-			j.mu.Lock()
-			j.tempDirs = append(j.tempDirs, dir)
-			j.mu.Unlock()
-			for _, f := range files {
-				os.Symlink(f, filepath.Join(dir, filepath.Base(f)))
-			}
-			dirs = append(dirs, dir)
+	var link []string
+	for _, f := range files {
+		if inDirs(f) {
+			continue
 		}
+		if _, err := os.Stat(f); err != nil {
+			beside := filepath.Join(filepath.Dir(local), filepath.Base(f))
+			if _, err := os.Stat(beside); err != nil {
+				j.warnOnce(fmt.Sprintf("%s: the recording's JIT file %s is gone, and not beside the recording: "+
+					"its code stays unsymbolized (copy the file next to %s, or pass -jit_dir)", local, f, filepath.Base(local)))
+				continue
+			}
+			f = beside
+		}
+		link = append(link, f)
+	}
+	if len(link) == 0 {
+		return dirs
+	}
+	dir, _ := j.links.Get(strings.Join(link, "\x00"), func() string {
+		dir, err := os.MkdirTemp("", "pprof-perf-jit-")
+		if err != nil {
+			j.warnOnce(fmt.Sprintf("%s: its JIT files are not used: %v", local, err))
+			return ""
+		}
+		j.mu.Lock()
+		j.tempDirs = append(j.tempDirs, dir)
+		j.mu.Unlock()
+		for _, f := range link {
+			os.Symlink(f, filepath.Join(dir, filepath.Base(f)))
+		}
+		return dir
+	})
+	if dir != "" {
+		dirs = append(dirs, dir)
 	}
 	return dirs
 }
