@@ -266,7 +266,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	}
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		FileUsed: f.run.warm, BuildIDDir: buildIDDir,
+		FileUsed: f.run.warm, BuildIDDir: buildIDDir, Proc: "/proc",
 		JITFrames: func(dumps []string) func(uint64) (*cfi.Table, uint64) {
 			// The JIT objects the stage will use (below), loaded when a
 			// stack first reaches JIT code.

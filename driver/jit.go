@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,8 @@ type jitStage struct {
 
 	mu       sync.Mutex
 	warned   map[string]bool
-	tempDirs []string // removed by close
+	tempDirs []string          // removed by close
+	linked   map[string]string // perfDirs' temporary directories: what they link, for messages
 
 	snapOnce sync.Once
 	snapDir  string // the -jit_pid snapshot, "" if none was taken
@@ -184,8 +186,23 @@ func (j *jitStage) perfDirs(files []string, local string) []string {
 		j.mu.Lock()
 		j.tempDirs = append(j.tempDirs, dir)
 		j.mu.Unlock()
+		j.mu.Lock()
+		if j.linked == nil {
+			j.linked = map[string]string{}
+		}
+		j.linked[dir] = linkedFiles(local, link)
+		j.mu.Unlock()
+		taken := map[string]bool{}
 		for _, f := range link {
-			os.Symlink(f, filepath.Join(dir, filepath.Base(f)))
+			// Two containers' processes may both be PID 1 in their
+			// own: jit-1.dump, jit-1.2.dump.
+			name := filepath.Base(f)
+			ext := filepath.Ext(name)
+			for n := 2; taken[name]; n++ {
+				name = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(filepath.Base(f), ext), n, ext)
+			}
+			taken[name] = true
+			os.Symlink(f, filepath.Join(dir, name))
 		}
 		return dir
 	})
@@ -217,6 +234,17 @@ func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, 
 		return
 	}
 	j.symbolize(p, res.JIT)
+}
+
+// linkedFiles describes the JIT files files of the perf.data recording
+// local, linked into a temporary directory, for messages.
+func linkedFiles(local string, files []string) string {
+	const most = 3
+	list := strings.Join(files[:min(len(files), most)], ", ")
+	if len(files) > most {
+		list += fmt.Sprintf(" and %d more", len(files)-most)
+	}
+	return fmt.Sprintf("the JIT files %s names (%s)", filepath.Base(local), list)
 }
 
 // dirs returns the JIT object directories for a profile read from the
@@ -375,7 +403,15 @@ func (j *jitStage) objects(dirs []string) *jprofile.ObjectSet {
 			j.ui.PrintErr("JIT objects: ", err)
 		}
 		if n := set.Len(); n > 0 {
-			j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(dirs, ", ")))
+			names := slices.Clone(dirs)
+			j.mu.Lock()
+			for i, d := range names {
+				if l, ok := j.linked[d]; ok {
+					names[i] = l
+				}
+			}
+			j.mu.Unlock()
+			j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(names, ", ")))
 		}
 		return set
 	})

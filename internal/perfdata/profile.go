@@ -59,6 +59,11 @@ type Options struct {
 	// there is none: a stack is then unwound through that code by its
 	// frame pointer. It is called from one goroutine.
 	JITFrames func(jitdumps []string) func(pc uint64) (t *cfi.Table, bias uint64)
+	// Proc is the proc file system (/proc) through which the JIT files
+	// of recorded processes still running in containers (other mount
+	// namespaces) are found, as perf report finds them; "" takes the
+	// files as recorded.
+	Proc string
 }
 
 // A JITReplay tells what JIT code an address held at a time: code that
@@ -134,7 +139,11 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	parent := map[uint32]uint32{}
 	comm := map[uint32]string{} // by tid
 	var kernel []*mmapping
-	jitSeen := map[string]bool{}
+	type jitMMap struct {
+		pid  uint32
+		file string
+	}
+	var jitMMaps []jitMMap // the jitdumps mapped, in order
 	pids := map[uint32]bool{}
 	err := f.records(false, func(r *Record) bool {
 		switch r.Type {
@@ -142,10 +151,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			exec := r.Prot&4 != 0 || (r.Type == RecordMMAP && r.Misc&(1<<13) == 0)
 			base := filepath.Base(r.Filename)
 			if strings.HasPrefix(base, "jit-") && strings.HasSuffix(base, ".dump") {
-				if !jitSeen[r.Filename] {
-					jitSeen[r.Filename] = true
-					conv.JITFiles = append(conv.JITFiles, r.Filename)
-				}
+				jitMMaps = append(jitMMaps, jitMMap{r.PID, r.Filename})
 				return true
 			}
 			if !exec || r.Len == 0 {
@@ -180,6 +186,14 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	var damaged *FormatError
 	if !errors.As(err, &damaged) && err != nil {
 		return nil, nil, err
+	}
+	proc := newProcFS(opts.Proc)
+	jitSeen := map[string]bool{}
+	for _, m := range jitMMaps {
+		if file := proc.path(m.pid, comm[m.pid], m.file); !jitSeen[file] {
+			jitSeen[file] = true
+			conv.JITFiles = append(conv.JITFiles, file)
+		}
 	}
 	var replay JITReplay
 	if opts.Replay != nil && len(conv.JITFiles) > 0 {
@@ -541,7 +555,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		p.DurationNanos = int64(last - first)
 	}
 	for pid := range pids {
-		if m := fmt.Sprintf("/tmp/perf-%d.map", pid); fileExists(m) {
+		if m := proc.perfMap(pid, comm[pid]); m != "" {
 			conv.JITFiles = append(conv.JITFiles, m)
 		}
 	}
