@@ -1,0 +1,69 @@
+package driver
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPerfDirs: the JIT files a perf.data recording names are linked into
+// one temporary directory per run, however often asked, each under its
+// own name (two containers' jit-1.dump); one gone is taken from beside
+// the recording, or named once if not there either; "JIT objects: using"
+// names the recording's files, not the directory.
+func TestPerfDirs(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name string) string {
+		t.Helper()
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// A perf map of one function: a JIT source the stage loads.
+		if err := os.WriteFile(p, []byte("1000 10 fn\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("c1/tmp/perf-1.map")
+	b := write("c2/tmp/perf-1.map")
+	rec := filepath.Join(tmp, "rec", "perf.data")
+	write("rec/perf-7.map") // copied with the recording
+	files := []string{a, b, "/gone/perf-7.map", "/gone/perf-8.map"}
+
+	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
+	ui := &testUI{}
+	j := newJIT(flags, ui, nil, func(string) string { return "" }, nil)
+	flags.Parse(func() {})
+	first := j.perfDirs(files, rec)
+	again := j.perfDirs(files, rec)
+	defer j.close()
+	// The recording's directory holds a JIT source: it is a JIT
+	// directory, and perf-7.map there is used from it.
+	if len(first) != 2 || first[0] != filepath.Dir(rec) || !slices.Equal(first, again) {
+		t.Fatalf("perfDirs = %q, then %q; want the recording's directory and one temporary directory", first, again)
+	}
+	var got []string
+	ents, _ := os.ReadDir(first[1])
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join(first[1], e.Name()))
+		got = append(got, e.Name()+" -> "+target)
+	}
+	want := []string{"perf-1.2.map -> " + b, "perf-1.map -> " + a}
+	if !slices.Equal(got, want) {
+		t.Errorf("linked %q, want %q", got, want)
+	}
+	if gone := ui.mentioning("is gone"); len(gone) != 1 || !strings.Contains(gone[0], "/gone/perf-8.map") {
+		t.Errorf("notes about gone files: %q; want one, naming /gone/perf-8.map", gone)
+	}
+	if n := j.objects(first).Len(); n != 3 {
+		t.Errorf("%d JIT sources, want 3", n)
+	}
+	using := ui.mentioning("JIT objects: using")
+	if len(using) != 1 || strings.Contains(using[0], first[1]) || !strings.Contains(using[0], "the JIT files perf.data names ("+a) {
+		t.Errorf("%q: want the recording's files named, not %s", using, first[1])
+	}
+}
