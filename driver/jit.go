@@ -185,8 +185,6 @@ func (j *jitStage) perfDirs(files []string, local string) []string {
 		}
 		j.mu.Lock()
 		j.tempDirs = append(j.tempDirs, dir)
-		j.mu.Unlock()
-		j.mu.Lock()
 		if j.linked == nil {
 			j.linked = map[string]string{}
 		}

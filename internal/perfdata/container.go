@@ -58,26 +58,43 @@ func (fs procFS) inContainer(pid uint32, comm string) bool {
 // sees it: under /proc/PID/root if it runs in a container and the file
 // is there, else path.
 func (fs procFS) path(pid uint32, comm, path string) string {
-	if !filepath.IsAbs(path) || !fs.inContainer(pid, comm) {
-		return path
-	}
-	in := filepath.Join(fs.dir, strconv.FormatUint(uint64(pid), 10), "root", path)
-	if fileExists(in) {
+	if in, ok := fs.inRoot(pid, comm, path); ok {
 		return in
 	}
 	return path
 }
 
+// inRoot returns the regular file at the absolute path in the file system
+// of the process pid (recorded as comm), if it runs in a container:
+// /proc/PID/root/PATH. A symbolic link on the way is not followed: from
+// here it would resolve against this file system's root, not the
+// container's, and a container could have pprof read any file of the
+// machine as its perf map.
+func (fs procFS) inRoot(pid uint32, comm, path string) (string, bool) {
+	if !filepath.IsAbs(path) || !fs.inContainer(pid, comm) {
+		return "", false
+	}
+	at := filepath.Join(fs.dir, strconv.FormatUint(uint64(pid), 10), "root")
+	for _, part := range strings.Split(filepath.Clean(path), "/")[1:] {
+		at = filepath.Join(at, part)
+		st, err := os.Lstat(at)
+		if err != nil || st.Mode()&os.ModeSymlink != 0 {
+			return "", false
+		}
+	}
+	return at, fileExists(at)
+}
+
 // perfMap returns the perf map of the process pid (recorded as comm):
-// /tmp/perf-PID.map, or the one in its container, under its PID there;
-// "" if there is none.
+// the one in its container, under its PID there (/tmp/perf-NSPID.map,
+// NSPID the last of its status's NSpid line: its PID in each PID
+// namespace it is in, outermost first), or /tmp/perf-PID.map; "" if
+// there is none.
 func (fs procFS) perfMap(pid uint32, comm string) string {
 	if fs.inContainer(pid, comm) {
 		nspid := pid
 		b, _ := os.ReadFile(filepath.Join(fs.dir, strconv.FormatUint(uint64(pid), 10), "status"))
 		for _, line := range strings.Split(string(b), "\n") {
-			// NSpid: its PID in each PID namespace it is in, outermost
-			// first.
 			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
 				if f := strings.Fields(rest); len(f) > 0 {
 					if n, err := strconv.ParseUint(f[len(f)-1], 10, 32); err == nil {
@@ -86,7 +103,7 @@ func (fs procFS) perfMap(pid uint32, comm string) string {
 				}
 			}
 		}
-		if m := fs.path(pid, comm, fmt.Sprintf("/tmp/perf-%d.map", nspid)); m != fmt.Sprintf("/tmp/perf-%d.map", nspid) {
+		if m, ok := fs.inRoot(pid, comm, fmt.Sprintf("/tmp/perf-%d.map", nspid)); ok {
 			return m
 		}
 	}

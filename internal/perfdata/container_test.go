@@ -41,6 +41,22 @@ func TestProcFS(t *testing.T) {
 	write("100/status", "Name:\tnode\nNSpid:\t100\t1\n")
 	write("100/root/tmp/perf-1.map", "1000 10 fib\n")
 	write("100/root/tmp/jit-1.dump", "JiTD")
+	// 150: in a container whose /tmp is a link to the machine's (here:
+	// to 100's), and whose perf map links elsewhere too.
+	ns("150", "4026532700")
+	write("150/comm", "node\n")
+	write("150/status", "NSpid:\t150\t1\n")
+	write("150/root/etc/x", "")
+	if err := os.Symlink(filepath.Join(proc, "100/root/tmp"), filepath.Join(proc, "150/root/tmp")); err != nil {
+		t.Fatal(err)
+	}
+	ns("160", "4026532800")
+	write("160/comm", "node\n")
+	write("160/status", "NSpid:\t160\t1\n")
+	write("160/root/tmp/jit-2.dump", "")
+	if err := os.Symlink(filepath.Join(proc, "100/root/tmp/perf-1.map"), filepath.Join(proc, "160/root/tmp/perf-1.map")); err != nil {
+		t.Fatal(err)
+	}
 	// 200: a process in this namespace.
 	ns("200", "4026531841")
 	write("200/comm", "node\n")
@@ -61,6 +77,8 @@ func TestProcFS(t *testing.T) {
 		{100, "", "/tmp/jit-1.dump", filepath.Join(proc, "100/root/tmp/jit-1.dump"), filepath.Join(proc, "100/root/tmp/perf-1.map")},
 		{100, "node", "/tmp/jit-9.dump", "/tmp/jit-9.dump", filepath.Join(proc, "100/root/tmp/perf-1.map")}, // not there
 		{100, "node", "jit-1.dump", "jit-1.dump", filepath.Join(proc, "100/root/tmp/perf-1.map")},           // relative
+		{150, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""},                                             // a link on the way
+		{160, "node", "/tmp/jit-2.dump", filepath.Join(proc, "160/root/tmp/jit-2.dump"), ""},                // the map a link
 		{200, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""},
 		{300, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""},
 		{400, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""}, // ended
