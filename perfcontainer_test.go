@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -44,16 +45,25 @@ func TestPerfDataContainerJIT(t *testing.T) {
 		{"jitdump", "--perf-prof", "jit-1.dump", []string{"fib"}, "the recording's JIT file /tmp/jit-1.dump is gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// 6 s of work, then 20 s more alive; killed when done.
-			script := fmt.Sprintf("mount -t tmpfs tmpfs /tmp && cd /tmp && exec %s %s %s 6000 20000", node, tc.flag, work)
+			// 6 s of work, then 20 s more alive; killed when done. The
+			// script comes on standard input: the checkout may be under
+			// /tmp, which the container's own hides.
+			script := fmt.Sprintf("mount -t tmpfs tmpfs /tmp && cd /tmp && exec %s %s - 6000 20000", node, tc.flag)
 			cmd := exec.Command(unshare, "--pid", "--fork", "--mount", "--mount-proc", "--", "sh", "-c", script)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			in, err := os.Open(work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var out bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			defer cmd.Wait()
 			defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			pid := containerNode(t, cmd.Process.Pid, tc.file)
+			pid := containerNode(t, cmd, tc.file, &out)
 
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
@@ -100,10 +110,11 @@ func TestPerfDataContainerJIT(t *testing.T) {
 }
 
 // containerNode returns the PID, outside, of the node process unshare
-// (pid) runs, once its JIT has written file into its /tmp with fib in
-// it.
-func containerNode(t *testing.T, pid int, file string) int {
+// (cmd) runs, once its JIT has written file into its /tmp with fib in
+// it; out is what the processes printed.
+func containerNode(t *testing.T, cmd *exec.Cmd, file string, out *bytes.Buffer) int {
 	t.Helper()
+	pid := cmd.Process.Pid
 	deadline := time.Now().Add(20 * time.Second)
 	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
@@ -119,6 +130,8 @@ func containerNode(t *testing.T, pid int, file string) int {
 			}
 		}
 	}
-	t.Fatalf("no node process with fib in its /tmp/%s after 20 s", file)
+	syscall.Kill(-pid, syscall.SIGKILL)
+	cmd.Wait()
+	t.Fatalf("no node process with fib in its /tmp/%s after 20 s; it printed:\n%s", file, out)
 	return 0
 }
