@@ -1,8 +1,12 @@
 package main
 
 import (
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -66,5 +70,100 @@ func TestJavaPerfMap(t *testing.T) {
 				t.Errorf("too little time in App's methods: %v", got)
 			}
 		})
+	}
+}
+
+// TestPerfDataJava records the same OpenJDK 17 program with perf record
+// -g (-XX:+PreserveFramePointer, so that stacks go through JIT code) and
+// the perf map the JVM writes at exit (/tmp/perf-PID.map, where perf
+// report reads it too): each Java method's share of the samples, by its
+// full name, as perf report's within 0.5 percentage point (its several
+// compiled versions added up, as pprof names them alike); the samples in
+// App's methods reach JavaMain through the interpreter; the main binary
+// is the java launcher, though its own code has no samples.
+func TestPerfDataJava(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
+	javac := testenv.Tool(t, "javac", "openjdk-17-jdk-headless")
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "java", "App.java"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "App.java"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "App.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	before, _ := filepath.Glob("/tmp/perf-*.map")
+	t.Cleanup(func() {
+		after, _ := filepath.Glob("/tmp/perf-*.map")
+		for _, m := range after {
+			if !slices.Contains(before, m) {
+				os.Remove(m) // the JVM's, written at its exit
+			}
+		}
+	})
+	data := filepath.Join(dir, "perf.data")
+	perfRecord(t, perf, "-g", "-k", "1", "-o", data, java, "-XX:+PreserveFramePointer",
+		"-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit", "-cp", dir, "App", "1500")
+	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
+	if err != nil {
+		t.Fatalf("perf report: %v", err)
+	}
+	reportFile := filepath.Join(dir, "perf.report")
+	if err := os.WriteFile(reportFile, report, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := perfReportShares(t, reportFile)
+
+	pb := filepath.Join(dir, "p.pb.gz")
+	r := runPProf(t, dir, nil, "-proto", "-output", pb, data)
+	b, err := os.ReadFile(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	var total, app, toMain int64
+	for _, s := range p.Sample {
+		total += s.Value[0]
+		leaf := s.Location[0].Line
+		if len(leaf) == 0 {
+			continue
+		}
+		name := leaf[0].Function.SystemName
+		got[withoutTemplateArgs(name)] += float64(s.Value[0])
+		if strings.Contains(name, " App.") {
+			app += s.Value[0]
+			if slices.ContainsFunc(s.Location, func(l *profile.Location) bool {
+				return slices.ContainsFunc(l.Line, func(ln profile.Line) bool { return ln.Function.Name == "JavaMain" })
+			}) {
+				toMain += s.Value[0]
+			}
+		}
+	}
+	n := 0
+	for fn, w := range want {
+		if w < 2 {
+			continue
+		}
+		n++
+		if g := got[fn] * 100 / float64(total); math.Abs(g-w) > 0.5 {
+			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
+		}
+	}
+	if want["int App.hot(int[])"] < 2 || n < 3 {
+		t.Errorf("perf report does not name App's methods:\n%s\n%s", report, r.stderr)
+	}
+	if app == 0 || toMain*100 < app*95 {
+		t.Errorf("%d of %d samples in App's methods reach JavaMain, want 95%%", toMain, app)
+	}
+	if main := p.Mapping[0].File; filepath.Base(main) != "java" {
+		t.Errorf("main binary %s, want the java launcher", main)
 	}
 }

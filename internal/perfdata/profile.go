@@ -143,8 +143,8 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		pid  uint32
 		file string
 	}
-	var jitMMaps []jitMMap // the jitdumps mapped, in order
-	pids := map[uint32]bool{}
+	var jitMMaps []jitMMap   // the jitdumps mapped, in order
+	pids := map[uint32]int{} // samples by process
 	err := f.records(false, func(r *Record) bool {
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
@@ -255,7 +255,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 	}
 
-	mappingOf := func(mm *mmapping) *profile.Mapping {
+	// mappingOf returns the profile's mapping of mm, added when first
+	// asked; the file's user is told, unless quiet.
+	mappingOf := func(mm *mmapping, quiet bool) *profile.Mapping {
 		if mm.m == nil {
 			mm.m = &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
 			if id := mm.buildID; id != nil {
@@ -263,7 +265,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			} else if id := f.BuildIDs[mm.file]; id != nil {
 				mm.m.BuildID = fmt.Sprintf("%x", id)
 			}
-			if opts.FileUsed != nil && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
+			if opts.FileUsed != nil && !quiet && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
 				opts.FileUsed(mm.file)
 			}
 			if mm.file == "[kernel.kallsyms]" {
@@ -329,7 +331,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		mm := lookup(pid, addr)
 		var m *profile.Mapping
 		if mm != nil {
-			m = mappingOf(mm)
+			m = mappingOf(mm, false)
 		}
 		k := locKey{m, addr}
 		if l := locs[k]; l != nil {
@@ -450,7 +452,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if len(adds) == 0 {
 			adds = append(adds, eventAdd{attrIndex[r.Attr], int64(r.Period)})
 		}
-		pids[r.PID] = true
+		pids[r.PID]++
 		if r.Time != 0 {
 			if first == 0 || r.Time < first {
 				first = r.Time
@@ -563,7 +565,32 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	if len(p.Mapping) == 0 {
 		p.Mapping = []*profile.Mapping{{ID: 1}}
 	}
-	putMainFirst(p)
+	putMainFirst(p, func() *profile.Mapping {
+		// The executable of the process with the most samples (a JVM's
+		// java launcher: its time is in libjvm.so and JIT code), or of
+		// its parent, if it forked without exec: the lowest file
+		// mapping that is not a library.
+		busiest := uint32(0)
+		for pid, n := range pids {
+			if n > pids[busiest] || (n == pids[busiest] && pid < busiest) {
+				busiest = pid
+			}
+		}
+		pid := busiest
+		for hops := 0; hops < 64; hops++ {
+			for _, mm := range procs[pid] {
+				if isExecutable(mm.file) {
+					return mappingOf(mm, true)
+				}
+			}
+			pp, ok := parent[pid]
+			if !ok || pp == pid {
+				break
+			}
+			pid = pp
+		}
+		return nil
+	})
 	return p, conv, p.CheckValid()
 }
 
@@ -682,8 +709,18 @@ func readKallsyms(path string) (*kallsyms, error) {
 
 // putMainFirst moves to the front the mapping pprof should take for the
 // main binary (it takes the first): the executable with the most samples
-// at its own code, not a shared library, the kernel or anonymous memory.
-func putMainFirst(p *profile.Profile) {
+// at its own code, not a shared library, the kernel or anonymous memory;
+// if none has any, the one fallback returns (added to the profile), if
+// any.
+// isExecutable reports whether the mapped file is an executable's: not a
+// shared library, the kernel ([kernel.kallsyms], [vdso], ...) or
+// anonymous memory.
+func isExecutable(file string) bool {
+	base := filepath.Base(file)
+	return file != "" && !strings.HasPrefix(base, "[") && !strings.Contains(base, ".so")
+}
+
+func putMainFirst(p *profile.Profile, fallback func() *profile.Mapping) {
 	count := map[*profile.Mapping]int{}
 	for _, s := range p.Sample {
 		if m := s.Location[0].Mapping; m != nil {
@@ -692,12 +729,16 @@ func putMainFirst(p *profile.Profile) {
 	}
 	best := -1
 	for i, m := range p.Mapping {
-		base := filepath.Base(m.File)
-		if m.File == "" || strings.HasPrefix(base, "[") || strings.Contains(base, ".so") {
+		if !isExecutable(m.File) {
 			continue
 		}
 		if best < 0 || count[m] > count[p.Mapping[best]] {
 			best = i
+		}
+	}
+	if best < 0 && fallback != nil {
+		if m := fallback(); m != nil {
+			best = slices.Index(p.Mapping, m)
 		}
 	}
 	if best > 0 {
