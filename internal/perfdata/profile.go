@@ -713,7 +713,7 @@ func readKallsyms(path string) (*kallsyms, error) {
 // if none has any, the one fallback returns (added to the profile), if
 // any.
 // isExecutable reports whether the mapped file is an executable's: not a
-// shared library, the kernel ([kernel.kallsyms], [vdso], ...) or
+// shared library, the kernel or the vDSO (their names in brackets) or
 // anonymous memory.
 func isExecutable(file string) bool {
 	base := filepath.Base(file)
