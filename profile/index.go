@@ -67,6 +67,13 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 	var errs []error
 	reported := map[[2]*Object]bool{}
 	report := func(winner, loser indexEntry) {
+		ws, ls := winner.obj.Sections[winner.sec], loser.obj.Sections[loser.sec]
+		if winner.obj.Kind != loser.obj.Kind && ws.Start == ls.Start && ws.Size == ls.Size {
+			// The same code in two kinds of file: runtimes that write
+			// a jitdump can write a perf map too (V8 with --perf-prof
+			// and --perf-basic-prof, PHP's opcache.jit_debug).
+			return
+		}
 		if p := [2]*Object{winner.obj, loser.obj}; !reported[p] {
 			reported[p] = true
 			errs = append(errs, overlapError(winner, loser))

@@ -203,3 +203,35 @@ func TestKindRanking(t *testing.T) {
 		}
 	}
 }
+
+// TestSameCodeTwice: a runtime that writes both a jitdump and a perf map
+// (V8 with --perf-prof and --perf-basic-prof, PHP's opcache.jit_debug)
+// describes the same code twice: the jitdump's entry wins with nothing
+// said; a perf map entry that only partly overlaps is still said.
+func TestSameCodeTwice(t *testing.T) {
+	jd := &Object{Path: "/tmp/jit-1.dump", Kind: JITDump, Sections: []Section{
+		{Name: "f", Start: 0x1000, Size: 0x100},
+		{Name: "g", Start: 0x2000, Size: 0x100},
+	}}
+	for _, tc := range []struct {
+		name string
+		pm   []Section
+		errs int
+	}{
+		{"the same code", []Section{{Name: "f", Start: 0x1000, Size: 0x100}, {Name: "g", Start: 0x2000, Size: 0x100}, {Name: "k", Start: 0x3000, Size: 0x10}}, 0},
+		{"a stale entry", []Section{{Name: "f", Start: 0x1000, Size: 0x100}, {Name: "old", Start: 0x1f80, Size: 0x100}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pm := &Object{Path: "/tmp/perf-1.map", Kind: PerfMap, Sections: tc.pm}
+			set, errs := NewObjectSet([]*Object{pm, jd})
+			if len(errs) != tc.errs {
+				t.Errorf("%d overlap errors, want %d: %v", len(errs), tc.errs, errs)
+			}
+			for addr, want := range map[uint64]string{0x1000: "f", 0x2000: "g", 0x3000: "k", 0x1f80: "old"} {
+				if _, sec := set.Lookup(addr); sec.Name != want && slices.ContainsFunc(tc.pm, func(s Section) bool { return s.Name == want }) {
+					t.Errorf("Lookup(%#x) = %q, want %q", addr, sec.Name, want)
+				}
+			}
+		})
+	}
+}
