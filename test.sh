@@ -41,15 +41,17 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # DWARF 5), and for its test of other containers: g++-multilib
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
 # for macOS by clang 19), dwz for its supplementary files, elfutils'
-# debuginfod server, and Debian's Go 1.19 (its stripped go command, and
-# Go 1.19's format of the Go runtime's function table).
+# debuginfod server, Debian's Go 1.19 (its stripped go command, and
+# Go 1.19's format of the Go runtime's function table), and Erlang/OTP
+# (its BEAM JIT writes a perf map and a jitdump of the same code, for the
+# perf.data tests).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
   libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev
-  openjdk-17-jdk-headless linux-perf
+  openjdk-17-jdk-headless linux-perf erlang-base
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium
