@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -566,28 +567,28 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		p.Mapping = []*profile.Mapping{{ID: 1}}
 	}
 	putMainFirst(p, func() *profile.Mapping {
-		// The executable of the process with the most samples (a JVM's
-		// java launcher: its time is in libjvm.so and JIT code), or of
-		// its parent, if it forked without exec: the lowest file
-		// mapping that is not a library.
-		busiest := uint32(0)
-		for pid, n := range pids {
-			if n > pids[busiest] || (n == pids[busiest] && pid < busiest) {
-				busiest = pid
-			}
-		}
-		pid := busiest
-		for hops := 0; hops < 64; hops++ {
-			for _, mm := range procs[pid] {
-				if isExecutable(mm.file) {
-					return mappingOf(mm, true)
+		// The executable of the process with the most samples that has
+		// one (a JVM's java launcher: its time is in libjvm.so and JIT
+		// code; not the kernel's idle task), or of its parent, if it
+		// forked without exec: its lowest file mapping that is not a
+		// library.
+		byCount := slices.Collect(maps.Keys(pids))
+		slices.SortFunc(byCount, func(a, b uint32) int {
+			return cmp.Or(cmp.Compare(pids[b], pids[a]), cmp.Compare(a, b))
+		})
+		for _, pid := range byCount {
+			for hops := 0; hops < 64; hops++ {
+				for _, mm := range procs[pid] {
+					if isExecutable(mm.file) {
+						return mappingOf(mm, true)
+					}
 				}
+				pp, ok := parent[pid]
+				if !ok || pp == pid {
+					break
+				}
+				pid = pp
 			}
-			pp, ok := parent[pid]
-			if !ok || pp == pid {
-				break
-			}
-			pid = pp
 		}
 		return nil
 	})
@@ -707,11 +708,6 @@ func readKallsyms(path string) (*kallsyms, error) {
 	return k, sc.Err()
 }
 
-// putMainFirst moves to the front the mapping pprof should take for the
-// main binary (it takes the first): the executable with the most samples
-// at its own code, not a shared library, the kernel or anonymous memory;
-// if none has any, the one fallback returns (added to the profile), if
-// any.
 // isExecutable reports whether the mapped file is an executable's: not a
 // shared library, the kernel or the vDSO (their names in brackets) or
 // anonymous memory.
@@ -720,6 +716,11 @@ func isExecutable(file string) bool {
 	return file != "" && !strings.HasPrefix(base, "[") && !strings.Contains(base, ".so")
 }
 
+// putMainFirst moves to the front the mapping pprof should take for the
+// main binary (it takes the first): the executable with the most samples
+// at its own code, not a shared library, the kernel or anonymous memory;
+// if none has any, the one fallback returns (added to the profile), if
+// any.
 func putMainFirst(p *profile.Profile, fallback func() *profile.Mapping) {
 	count := map[*profile.Mapping]int{}
 	for _, s := range p.Sample {
