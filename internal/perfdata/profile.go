@@ -214,8 +214,22 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 
 	p := &profile.Profile{}
+	// The events, each a pair of sample types: all the recording's but
+	// perf's dummy event, which only carries side records (perf record
+	// -a adds it): it has no samples, and pprof would show it, the last
+	// sample type, by default.
+	var events []*Attr
 	for i := range f.Attrs {
-		a := &f.Attrs[i]
+		if a := &f.Attrs[i]; a.Type != 1 || a.Config != 9 { // PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY
+			events = append(events, a)
+		}
+	}
+	if len(events) == 0 {
+		for i := range f.Attrs {
+			events = append(events, &f.Attrs[i])
+		}
+	}
+	for i, a := range events {
 		name := a.Name
 		if name == "" {
 			name = eventName(a.Type, a.Config, i)
@@ -225,7 +239,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			unit = "nanoseconds"
 		}
 		samples := "samples"
-		if len(f.Attrs) > 1 {
+		if len(events) > 1 {
 			samples = name + "_samples"
 		}
 		p.SampleType = append(p.SampleType, &profile.ValueType{Type: samples, Unit: "count"}, &profile.ValueType{Type: name, Unit: unit})
@@ -237,8 +251,8 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		}
 	}
 	attrIndex := map[*Attr]int{}
-	for i := range f.Attrs {
-		attrIndex[&f.Attrs[i]] = i
+	for i, a := range events {
+		attrIndex[a] = i
 	}
 
 	var ksyms *kallsyms
@@ -420,7 +434,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	nsamples := 0
 	// An event's share of a sample (see adds below).
 	type eventAdd struct {
-		event int // index in f.Attrs
+		event int // index in events
 		value int64
 	}
 	var adds []eventAdd
@@ -433,6 +447,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if r.Type != RecordSample {
 			return true
 		}
+		if _, ok := attrIndex[r.Attr]; !ok && len(r.Group) == 0 {
+			return true // the dummy event's
+		}
 		nsamples++
 		// What the sample adds to each event: its period to its own,
 		// or, for a group whose leader samples, to each event of the
@@ -442,6 +459,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		adds = adds[:0]
 		for _, g := range r.Group {
 			if a := f.byID[g.ID]; a != nil {
+				if _, ok := attrIndex[a]; !ok {
+					continue
+				}
 				d := g.Value - lastRead[g.ID]
 				if g.Value < lastRead[g.ID] {
 					d = 0
