@@ -914,7 +914,12 @@ func (f *File) sample(rec *Record, b []byte) bool {
 		rec.CPU = bo.Uint32(b)
 		b = b[8:]
 	}
+	// Without PERIOD in the samples (perf record -c: a fixed period),
+	// each sample stands for the event's sample_period, as perf reads it.
 	rec.Period = 1
+	if !attr.Freq && attr.Period != 0 {
+		rec.Period = attr.Period
+	}
 	take(SamplePeriod, &rec.Period)
 	if !ok {
 		return false
