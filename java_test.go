@@ -80,7 +80,8 @@ func TestJavaPerfMap(t *testing.T) {
 // full name, as perf report's within 0.5 percentage point (its several
 // compiled versions added up, as pprof names them alike); the samples in
 // App's methods reach JavaMain through the interpreter; the main binary
-// is the java launcher, though its own code has no samples.
+// is the java launcher, though its own code has no samples and the
+// shell that exec'd it has some.
 func TestPerfDataJava(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
@@ -106,7 +107,9 @@ func TestPerfDataJava(t *testing.T) {
 		}
 	})
 	data := filepath.Join(dir, "perf.data")
-	perfRecord(t, perf, "-g", "-k", "1", "-o", data, java, "-XX:+PreserveFramePointer",
+	// Started by a shell that execs it, as scripts start servers: the
+	// shell's own code has samples, the java launcher's none.
+	perfRecord(t, perf, "-g", "-k", "1", "-o", data, "sh", "-c", `exec "$0" "$@"`, java, "-XX:+PreserveFramePointer",
 		"-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit", "-cp", dir, "App", "1500")
 	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
 	if err != nil {

@@ -144,8 +144,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		pid  uint32
 		file string
 	}
-	var jitMMaps []jitMMap   // the jitdumps mapped, in order
-	pids := map[uint32]int{} // samples by process
+	var jitMMaps []jitMMap          // the jitdumps mapped, in order
+	pids := map[uint32]int{}        // samples by process
+	image := map[uint32]*mmapping{} // by pid: the executable it runs (the first mapped since its exec)
 	err := f.records(false, func(r *Record) bool {
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
@@ -173,8 +174,14 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 				mm.file = ""
 			}
 			procs[r.PID] = append(procs[r.PID], mm)
+			if _, ok := image[r.PID]; !ok && isExecutable(mm.file) {
+				image[r.PID] = mm
+			}
 		case RecordComm:
 			comm[r.TID] = r.Comm
+			if r.Exec && r.PID == r.TID {
+				delete(image, r.PID) // the next executable mapped is the new image's
+			}
 		case RecordFork:
 			if r.PPID != r.PID { // a new process, not a thread
 				parent[r.PID] = r.PPID
@@ -588,20 +595,17 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	}
 	putMainFirst(p, func() *profile.Mapping {
 		// The executable of the process with the most samples that has
-		// one (a JVM's java launcher: its time is in libjvm.so and JIT
-		// code; not the kernel's idle task), or of its parent, if it
-		// forked without exec: its lowest file mapping that is not a
-		// library.
+		// one (not the kernel's idle task; a JVM's java launcher, though
+		// its time is in libjvm.so and JIT code; python3, not the shell
+		// that started it), or of its parent, if it forked without exec.
 		byCount := slices.Collect(maps.Keys(pids))
 		slices.SortFunc(byCount, func(a, b uint32) int {
 			return cmp.Or(cmp.Compare(pids[b], pids[a]), cmp.Compare(a, b))
 		})
 		for _, pid := range byCount {
 			for hops := 0; hops < 64; hops++ {
-				for _, mm := range procs[pid] {
-					if isExecutable(mm.file) {
-						return mappingOf(mm, true)
-					}
+				if mm := image[pid]; mm != nil {
+					return mappingOf(mm, true)
 				}
 				pp, ok := parent[pid]
 				if !ok || pp == pid {
@@ -737,29 +741,25 @@ func isExecutable(file string) bool {
 }
 
 // putMainFirst moves to the front the mapping pprof should take for the
-// main binary (it takes the first): the executable with the most samples
-// at its own code, not a shared library, the kernel or anonymous memory;
-// if none has any, the one fallback returns (added to the profile), if
-// any.
-func putMainFirst(p *profile.Profile, fallback func() *profile.Mapping) {
-	count := map[*profile.Mapping]int{}
-	for _, s := range p.Sample {
-		if m := s.Location[0].Mapping; m != nil {
-			count[m]++
-		}
-	}
+// main binary (it takes the first): the one main returns (added to the
+// profile), or if it returns nil, the executable with the most samples
+// at its own code, not a shared library, the kernel or anonymous memory.
+func putMainFirst(p *profile.Profile, main func() *profile.Mapping) {
 	best := -1
-	for i, m := range p.Mapping {
-		if !isExecutable(m.File) {
-			continue
-		}
-		if best < 0 || count[m] > count[p.Mapping[best]] {
-			best = i
-		}
+	if m := main(); m != nil {
+		best = slices.Index(p.Mapping, m)
 	}
-	if best < 0 && fallback != nil {
-		if m := fallback(); m != nil {
-			best = slices.Index(p.Mapping, m)
+	if best < 0 {
+		count := map[*profile.Mapping]int{}
+		for _, s := range p.Sample {
+			if m := s.Location[0].Mapping; m != nil {
+				count[m]++
+			}
+		}
+		for i, m := range p.Mapping {
+			if isExecutable(m.File) && (best < 0 || count[m] > count[p.Mapping[best]]) {
+				best = i
+			}
 		}
 	}
 	if best > 0 {
