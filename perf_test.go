@@ -650,7 +650,8 @@ func TestPerfDataSystemWide(t *testing.T) {
 	})
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
-	perfRecord(t, perf, "-a", "-g", "-o", data, "--", node, "--perf-basic-prof", work, "1500")
+	// From dir, where V8 writes its log.
+	perfRecord(t, perf, "-a", "-g", "-o", data, "--", "sh", "-c", `cd "$0" && exec "$@"`, dir, node, "--perf-basic-prof", work, "1500")
 	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
 	if err != nil {
 		t.Fatalf("perf report: %v", err)
@@ -662,8 +663,13 @@ func TestPerfDataSystemWide(t *testing.T) {
 	want := perfReportShares(t, reportFile)
 	r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
 	got := topShares(string(r.stdout))
-	for _, fn := range []string{"fib", "main"} {
-		if want[fn] < 2 || math.Abs(got[fn]-want[fn]) > 0.5 {
+	// The machine's other processes (a CI run's) share the recording:
+	// node's JS functions are compared, fib's required.
+	if want["fib"] < 2 {
+		t.Errorf("perf report gives fib %.2f%%:\n%s", want["fib"], report)
+	}
+	for _, fn := range []string{"fib", "sieve", "main", "strwork"} {
+		if math.Abs(got[fn]-want[fn]) > 0.5 {
 			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report\n%s", fn, got[fn], want[fn], r.stdout)
 		}
 	}

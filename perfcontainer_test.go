@@ -36,10 +36,11 @@ func TestPerfDataContainerJIT(t *testing.T) {
 	work := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
 	for _, tc := range []struct {
 		name, flag, file string
-		fns              []string // compared with perf report
+		fns              []string // compared with perf report (fib's share at least 2%)
 		gone             string   // the note once the process ended
 	}{
-		{"perf map", "--perf-basic-prof", "perf-1.map", []string{"fib", "main"}, "anonymous executable memory"},
+		// main's share depends on when V8 optimizes it (0.2% to 19%).
+		{"perf map", "--perf-basic-prof", "perf-1.map", []string{"fib", "sieve", "main", "strwork"}, "anonymous executable memory"},
 		// perf inject names no more than fib: V8 writes main's
 		// on-stack-replaced code to the perf map only.
 		{"jitdump", "--perf-prof", "jit-1.dump", []string{"fib"}, "the recording's JIT file /tmp/jit-1.dump is gone"},
@@ -87,7 +88,7 @@ func TestPerfDataContainerJIT(t *testing.T) {
 			r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
 			got := topShares(string(r.stdout))
 			for _, fn := range tc.fns {
-				if want[fn] < 2 {
+				if fn == "fib" && want[fn] < 2 {
 					t.Fatalf("perf report does not name %s (%.2f%%):\n%s", fn, want[fn], report)
 				}
 				if math.Abs(got[fn]-want[fn]) > 0.5 {
