@@ -74,6 +74,11 @@ func (fs procFS) inRoot(pid uint32, comm, path string) (string, bool) {
 	if !filepath.IsAbs(path) || !fs.inContainer(pid, comm) {
 		return "", false
 	}
+	return fs.underRoot(pid, path)
+}
+
+// underRoot is inRoot for a process known to run in a container.
+func (fs procFS) underRoot(pid uint32, path string) (string, bool) {
 	at := filepath.Join(fs.dir, strconv.FormatUint(uint64(pid), 10), "root")
 	for _, part := range strings.Split(filepath.Clean(path), "/")[1:] {
 		at = filepath.Join(at, part)
@@ -103,7 +108,7 @@ func (fs procFS) perfMap(pid uint32, comm string) string {
 				}
 			}
 		}
-		if m, ok := fs.inRoot(pid, comm, fmt.Sprintf("/tmp/perf-%d.map", nspid)); ok {
+		if m, ok := fs.underRoot(pid, fmt.Sprintf("/tmp/perf-%d.map", nspid)); ok {
 			return m
 		}
 	}
