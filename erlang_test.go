@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,46 +49,19 @@ func TestPerfDataErlang(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("erlc: %v\n%s", err, out)
 	}
-	jitFiles := func() []string {
-		maps, _ := filepath.Glob("/tmp/perf-*.map")
-		dumps, _ := filepath.Glob("/tmp/jit-*.dump")
-		return append(maps, dumps...)
-	}
-	before := jitFiles()
-	t.Cleanup(func() {
-		for _, f := range jitFiles() {
-			if !slices.Contains(before, f) {
-				os.Remove(f) // the BEAM's
-			}
-		}
-	})
+	removeNewTmpJITFiles(t) // the BEAM's
 	data := filepath.Join(dir, "perf.data")
 	perfRecord(t, perf, "-g", "-k", "1", "-o", data, erl, "-noshell", "-pa", dir, "+JPperf", "true", "-eval", "w:main([])")
-	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
-	if err != nil {
-		t.Fatalf("perf report: %v", err)
-	}
-	reportFile := filepath.Join(dir, "perf.report")
-	if err := os.WriteFile(reportFile, report, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shares, report := perfReportOf(t, perf, data)
 	want := map[string]float64{}
-	for fn, w := range perfReportShares(t, reportFile) {
+	for fn, w := range shares {
 		want[strings.TrimPrefix(fn, "$")] += w
 	}
 
 	r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
-	got := topShares(string(r.stdout))
-	n := 0
-	for fn, w := range want {
-		if w < 2 || strings.HasPrefix(fn, "0x") { // beam.smp's own code, stripped: [beam.smp] in pprof
-			continue
-		}
-		n++
-		if g := got[fn]; math.Abs(g-w) > 0.5 {
-			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
-		}
-	}
+	// beam.smp's own code is stripped: perf report lists its addresses,
+	// pprof [beam.smp].
+	n := checkShares(t, topShares(string(r.stdout)), want, 2, func(fn string) bool { return strings.HasPrefix(fn, "0x") })
 	if want["w:fib/1"] < 10 || n < 3 {
 		t.Errorf("perf report does not name the Erlang functions:\n%s", report)
 	}
@@ -97,16 +69,7 @@ func TestPerfDataErlang(t *testing.T) {
 		t.Errorf("the perf map and the jitdump of the same code reported as overlapping:\n%s", r.stderr)
 	}
 
-	pb := filepath.Join(dir, "p.pb.gz")
-	runPProf(t, dir, nil, "-proto", "-output", pb, data)
-	b, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := protoOf(t, dir, nil, data)
 	var fib, toMain int64
 	for _, s := range p.Sample {
 		if ln := s.Location[0].Line; len(ln) == 0 || ln[0].Function.Name != "w:fib/1" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,17 +43,7 @@ func TestJavaPerfMap(t *testing.T) {
 				}
 				return name
 			})
-			out := filepath.Join(t.TempDir(), "out.pb.gz")
-			runPProf(t, t.TempDir(), nil, "-proto", "-output", out, prof)
-			f, err := os.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			p, err := profile.Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _ := protoOf(t, t.TempDir(), nil, prof)
 			got := map[string]int64{}
 			for _, s := range p.Sample {
 				if ln := s.Location[0].Line; len(ln) > 0 {
@@ -97,40 +86,15 @@ func TestPerfDataJava(t *testing.T) {
 	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "App.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	before, _ := filepath.Glob("/tmp/perf-*.map")
-	t.Cleanup(func() {
-		after, _ := filepath.Glob("/tmp/perf-*.map")
-		for _, m := range after {
-			if !slices.Contains(before, m) {
-				os.Remove(m) // the JVM's, written at its exit
-			}
-		}
-	})
+	removeNewTmpJITFiles(t) // the JVM's perf map, written at its exit
 	data := filepath.Join(dir, "perf.data")
 	// Started by a shell that execs it, as scripts start servers: the
 	// shell's own code has samples, the java launcher's none.
 	perfRecord(t, perf, "-g", "-k", "1", "-o", data, "sh", "-c", `exec "$0" "$@"`, java, "-XX:+PreserveFramePointer",
 		"-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit", "-cp", dir, "App", "1500")
-	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
-	if err != nil {
-		t.Fatalf("perf report: %v", err)
-	}
-	reportFile := filepath.Join(dir, "perf.report")
-	if err := os.WriteFile(reportFile, report, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := perfReportShares(t, reportFile)
+	want, report := perfReportOf(t, perf, data)
 
-	pb := filepath.Join(dir, "p.pb.gz")
-	r := runPProf(t, dir, nil, "-proto", "-output", pb, data)
-	b, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r := protoOf(t, dir, nil, data)
 	got := map[string]float64{}
 	var total, app, toMain int64
 	for _, s := range p.Sample {
@@ -150,16 +114,10 @@ func TestPerfDataJava(t *testing.T) {
 			}
 		}
 	}
-	n := 0
-	for fn, w := range want {
-		if w < 2 {
-			continue
-		}
-		n++
-		if g := got[fn] * 100 / float64(total); math.Abs(g-w) > 0.5 {
-			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
-		}
+	for fn, n := range got {
+		got[fn] = n * 100 / float64(total)
 	}
+	n := checkShares(t, got, want, 2, nil)
 	if want["int App.hot(int[])"] < 2 || n < 3 {
 		t.Errorf("perf report does not name App's methods:\n%s\n%s", report, r.stderr)
 	}

@@ -87,9 +87,16 @@ func orcRuns(t *testing.T) []mcjitRun {
 // profile it writes with -proto.
 func pprofProto(t *testing.T, run mcjitRun, prof string, args ...string) (*profile.Profile, result) {
 	t.Helper()
+	return protoOf(t, t.TempDir(), run.env(), append(args, run.path(prof))...)
+}
+
+// protoOf runs pprof -proto with args (the profile last) from dir, with
+// env, and returns the profile it writes and what it printed.
+func protoOf(t *testing.T, dir string, env []string, args ...string) (*profile.Profile, result) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.pb.gz")
-	args = append(append([]string{"-proto", "-output", out}, args...), run.path(prof))
-	r := runPProf(t, t.TempDir(), run.env(), args...)
+	args = append([]string{"-proto", "-output", out}, args...)
+	r := runPProf(t, dir, env, args...)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("pprof %s wrote no profile: %v\n%s", strings.Join(args, " "), err, r.stderr)

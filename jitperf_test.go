@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -100,16 +99,7 @@ type jitStacks struct {
 // counts its samples' stacks.
 func jitStacksOf(t *testing.T, dir, data string, args ...string) jitStacks {
 	t.Helper()
-	pb := filepath.Join(dir, "p.pb.gz")
-	runPProf(t, dir, nil, append(append([]string{"-proto", "-output", pb}, args...), data)...)
-	b, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := protoOf(t, dir, nil, append(args, data)...)
 	var st jitStacks
 	for _, s := range p.Sample {
 		var names []string

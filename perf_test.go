@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -42,17 +41,7 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 			want := perfReportShares(t, filepath.Join(dir, name+".report"))
 			r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", data)
 			got := topShares(string(r.stdout))
-			n := 0
-			for fn, w := range want {
-				if w < 1 {
-					continue
-				}
-				n++
-				if g := got[fn]; math.Abs(g-w) > 0.5 {
-					t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
-				}
-			}
-			if n < 2 {
+			if n := checkShares(t, got, want, 1, nil); n < 2 {
 				t.Errorf("perf report lists %d functions with 1%% or more: %v", n, want)
 			}
 			if name == "dwarf" && strings.Contains(string(r.stderr), "--call-graph dwarf") {
@@ -97,17 +86,33 @@ func freshPerfDir(t *testing.T) string {
 }
 
 // perfReportShares reads perf report --no-children --sort sym --stdio -q
-// -g none output: "    52.55%  [.] hot_mix" lines, by function.
+// -g none output from the file at path: "    52.55%  [.] hot_mix" lines,
+// by function.
 func perfReportShares(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	return parsePerfReport(b)
+}
+
+// perfReportOf runs perf report (as perfReportShares reads it) on the
+// recording data and returns its shares by function and its output.
+func perfReportOf(t *testing.T, perf, data string) (map[string]float64, []byte) {
+	t.Helper()
+	out, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
+	if err != nil {
+		t.Fatalf("perf report -i %s: %v", data, err)
+	}
+	return parsePerfReport(out), out
+}
+
+// parsePerfReport reads perf report output as perfReportShares does.
+func parsePerfReport(report []byte) map[string]float64 {
 	out := map[string]float64{}
 	re := regexp.MustCompile(`^\s*([\d.]+)%\s+\[.\]\s+(.+?)\s*$`)
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(report))
 	for sc.Scan() {
 		m := re.FindStringSubmatch(sc.Text())
 		if m == nil {
@@ -121,6 +126,57 @@ func perfReportShares(t *testing.T, path string) map[string]float64 {
 		out[aliasName(withoutTemplateArgs(name))] += v
 	}
 	return out
+}
+
+// checkShares fails the test for each function whose share want (perf
+// report's) gives as min percent or more, unless skip says so, and got
+// (pprof's) differs from by more than 0.5 percentage point; it returns how
+// many it compared.
+func checkShares(t *testing.T, got, want map[string]float64, min float64, skip func(string) bool) int {
+	t.Helper()
+	n := 0
+	for fn, w := range want {
+		if w < min || (skip != nil && skip(fn)) {
+			continue
+		}
+		n++
+		if g := got[fn]; math.Abs(g-w) > 0.5 {
+			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, g, w)
+		}
+	}
+	return n
+}
+
+// checkSharesOf fails the test for each of the functions fns whose
+// share in got (pprof's) differs from want's (perf report's) by more than
+// 0.5 percentage point.
+func checkSharesOf(t *testing.T, got, want map[string]float64, fns ...string) {
+	t.Helper()
+	for _, fn := range fns {
+		if math.Abs(got[fn]-want[fn]) > 0.5 {
+			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, got[fn], want[fn])
+		}
+	}
+}
+
+// removeNewTmpJITFiles removes, when the test ends, the perf maps and
+// jitdumps in /tmp that were not there when it was called: those the
+// runtimes the test runs write there.
+func removeNewTmpJITFiles(t *testing.T) {
+	t.Helper()
+	jitFiles := func() []string {
+		maps, _ := filepath.Glob("/tmp/perf-*.map")
+		dumps, _ := filepath.Glob("/tmp/jit-*.dump")
+		return append(maps, dumps...)
+	}
+	before := jitFiles()
+	t.Cleanup(func() {
+		for _, f := range jitFiles() {
+			if !slices.Contains(before, f) {
+				os.Remove(f)
+			}
+		}
+	})
 }
 
 // aliasName gives glibc's memmove variants the name of the memcpy ones:
@@ -446,16 +502,7 @@ func perfScriptStacks(t *testing.T, path string) (map[string]int, int) {
 // user stacks of its samples as perfScriptStacks does, and what pprof
 // printed on stderr.
 func pprofUserStacks(t *testing.T, data string, env []string) (map[string]int, string) {
-	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	r := runPProf(t, t.TempDir(), env, "-proto", "-output", out, data)
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, r := protoOf(t, t.TempDir(), env, data)
 	stacks := map[string]int{}
 	for _, s := range p.Sample {
 		var frames []string
@@ -639,53 +686,23 @@ func TestPerfDataSystemWide(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	node := testenv.Tool(t, "node", "nodejs")
 	work := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
-	before, _ := filepath.Glob("/tmp/perf-*.map")
-	t.Cleanup(func() {
-		after, _ := filepath.Glob("/tmp/perf-*.map")
-		for _, m := range after {
-			if !slices.Contains(before, m) {
-				os.Remove(m) // node's
-			}
-		}
-	})
+	removeNewTmpJITFiles(t) // node's perf map
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
 	// From dir, where V8 writes its log.
 	perfRecord(t, perf, "-a", "-g", "-o", data, "--", "sh", "-c", `cd "$0" && exec "$@"`, dir, node, "--perf-basic-prof", work, "1500")
-	report, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
-	if err != nil {
-		t.Fatalf("perf report: %v", err)
-	}
-	reportFile := filepath.Join(dir, "perf.report")
-	if err := os.WriteFile(reportFile, report, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := perfReportShares(t, reportFile)
+	want, report := perfReportOf(t, perf, data)
 	r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
-	got := topShares(string(r.stdout))
 	// The machine's other processes (a CI run's) share the recording:
 	// node's JS functions are compared, fib's required.
 	if want["fib"] < 2 {
 		t.Errorf("perf report gives fib %.2f%%:\n%s", want["fib"], report)
 	}
-	for _, fn := range []string{"fib", "sieve", "main", "strwork"} {
-		if math.Abs(got[fn]-want[fn]) > 0.5 {
-			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report\n%s", fn, got[fn], want[fn], r.stdout)
-		}
-	}
+	checkSharesOf(t, topShares(string(r.stdout)), want, "fib", "sieve", "main", "strwork")
 	if !regexp.MustCompile(`(?m)^Type: cpu-clock`).Match(r.stdout) {
 		t.Errorf("the report is not of cpu-clock:\n%s", r.stdout)
 	}
-	pb := filepath.Join(dir, "p.pb.gz")
-	runPProf(t, dir, nil, "-proto", "-output", pb, data)
-	b, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := protoOf(t, dir, nil, data)
 	for _, st := range p.SampleType {
 		if strings.Contains(st.Type, "dummy") {
 			t.Errorf("sample types %v: perf's dummy event among them", p.SampleType)
@@ -704,16 +721,7 @@ func TestPerfDataFixedPeriod(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
 	perfRecord(t, perf, "-c", "100000", "-o", data, work)
-	pb := filepath.Join(dir, "p.pb.gz")
-	runPProf(t, dir, nil, "-proto", "-output", pb, data)
-	b, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := protoOf(t, dir, nil, data)
 	var n int64
 	for _, s := range p.Sample {
 		n += s.Value[0]

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,25 +75,12 @@ func TestPerfDataContainerJIT(t *testing.T) {
 					t.Fatalf("perf inject: %v\n%s", err, out)
 				}
 			}
-			report, err := exec.Command(perf, "report", "-i", reported, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
-			if err != nil {
-				t.Fatalf("perf report: %v", err)
+			want, report := perfReportOf(t, perf, reported)
+			if want["fib"] < 2 {
+				t.Fatalf("perf report does not name fib (%.2f%%):\n%s", want["fib"], report)
 			}
-			reportFile := filepath.Join(dir, "perf.report")
-			if err := os.WriteFile(reportFile, report, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want := perfReportShares(t, reportFile)
 			r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
-			got := topShares(string(r.stdout))
-			for _, fn := range tc.fns {
-				if fn == "fib" && want[fn] < 2 {
-					t.Fatalf("perf report does not name %s (%.2f%%):\n%s", fn, want[fn], report)
-				}
-				if math.Abs(got[fn]-want[fn]) > 0.5 {
-					t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report\n%s", fn, got[fn], want[fn], r.stderr)
-				}
-			}
+			checkSharesOf(t, topShares(string(r.stdout)), want, tc.fns...)
 			if strings.Contains(string(r.stderr), "anonymous executable memory") {
 				t.Errorf("JIT code left unsymbolized:\n%s", r.stderr)
 			}
