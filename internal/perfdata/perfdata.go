@@ -574,7 +574,12 @@ type Record struct {
 	Comm string
 	Exec bool // COMM from exec
 
-	// SAMPLE (PID, TID too).
+	// SAMPLE (PID, TID too). Time is also set for the other records
+	// when their event has sample_id_all and PERF_SAMPLE_TIME (perf
+	// record's default): perf writes each CPU's records in turn, so the
+	// file's order is not the order of events across CPUs, while their
+	// times are. It is 0 for records perf made itself of what was there
+	// before the recording began.
 	Attr      *Attr
 	IP        uint64
 	Time      uint64
@@ -795,10 +800,48 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 	if !ok {
 		return &FormatError{File: s.name, Off: off, Msg: fmt.Sprintf("record of type %d is shorter than its fields", typ)}
 	}
+	if typ != RecordSample {
+		rec.Time = f.idTime(body)
+	}
 	if !s.fn(rec) {
 		return errStop
 	}
 	return nil
+}
+
+// idTime returns the time in the sample_id trailer of a record other
+// than SAMPLE, b, or 0 if it has none. The trailer holds, in this
+// order, the fields of PERF_SAMPLE_TID, _TIME, _ID, _STREAM_ID, _CPU and
+// _IDENTIFIER its event samples; the last, if there, names the event,
+// else the first event's layout is every event's (as perf requires).
+func (f *File) idTime(b []byte) uint64 {
+	if len(f.Attrs) == 0 {
+		return 0
+	}
+	bo := f.ByteOrder
+	a := &f.Attrs[0]
+	if a.SampleType&SampleIdentifier != 0 && len(b) >= 8 {
+		if ea := f.byID[bo.Uint64(b[len(b)-8:])]; ea != nil {
+			a = ea
+		}
+	}
+	st := a.SampleType
+	if !a.SampleIDAll || st&SampleTime == 0 {
+		return 0
+	}
+	n, at := 0, 0
+	for _, bit := range []uint64{SampleTID, SampleTime, SampleID, SampleStreamID, SampleCPU, SampleIdentifier} {
+		if st&bit != 0 {
+			n += 8
+			if bit < SampleTime {
+				at += 8
+			}
+		}
+	}
+	if len(b) < n {
+		return 0
+	}
+	return bo.Uint64(b[len(b)-n+at:])
 }
 
 func (f *File) mmap(rec *Record, b []byte) bool {

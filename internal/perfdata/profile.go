@@ -147,17 +147,30 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	var jitMMaps []jitMMap          // the jitdumps mapped, in order
 	pids := map[uint32]int{}        // samples by process
 	image := map[uint32]*mmapping{} // by pid: the executable it runs (the first mapped since its exec)
+	// The side records, in the order of their times (see Record.Time):
+	// a process that moved to another CPU when it exec'd may have its
+	// new executable's MMAP before the COMM of its exec in the file.
+	var side []Record
 	err := f.records(false, func(r *Record) bool {
+		switch r.Type {
+		case RecordMMAP, RecordMMAP2, RecordComm, RecordFork:
+			side = append(side, *r)
+		}
+		return true
+	})
+	slices.SortStableFunc(side, func(a, b Record) int { return cmp.Compare(a.Time, b.Time) })
+	for i := range side {
+		r := &side[i]
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
 			exec := r.Prot&4 != 0 || (r.Type == RecordMMAP && r.Misc&(1<<13) == 0)
 			base := filepath.Base(r.Filename)
 			if strings.HasPrefix(base, "jit-") && strings.HasSuffix(base, ".dump") {
 				jitMMaps = append(jitMMaps, jitMMap{r.PID, r.Filename})
-				return true
+				continue
 			}
 			if !exec || r.Len == 0 {
-				return true
+				continue
 			}
 			mm := &mmapping{start: r.Addr, limit: r.Addr + r.Len, offset: r.Pgoff, file: r.Filename, buildID: r.BuildID}
 			if r.PID == ^uint32(0) { // the kernel and its modules
@@ -168,7 +181,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 					}
 				}
 				kernel = append(kernel, mm)
-				return true
+				continue
 			}
 			if isAnon(r.Filename) {
 				mm.file = ""
@@ -187,8 +200,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 				parent[r.PID] = r.PPID
 			}
 		}
-		return true
-	})
+	}
 	// A damaged record ends its file: the mappings before it are kept,
 	// and the samples before it are in the profile (below).
 	var damaged *FormatError
