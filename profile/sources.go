@@ -365,18 +365,31 @@ func JITDumpFrame(c *jitdump.Code, lines []jitdump.Line, addr uint64) Frame {
 	return f
 }
 
-// v8Name matches the names V8 gives JavaScript and WebAssembly code in
-// perf maps and jitdumps: "JS:*work /app.js:3:14" (the mark is the tier:
-// ~ Ignition, ^ Sparkplug, + Maglev, * TurboFan), also with "LazyCompile:"
-// or "Function:" in older versions.
+// v8Name matches the names V8 gives JavaScript code in perf maps and
+// jitdumps: "JS:*work /app.js:3:14" (the mark is the tier: ~ Ignition,
+// ^ Sparkplug, + Maglev, * TurboFan), also with "LazyCompile:" or
+// "Function:" in older versions.
 var v8Name = regexp.MustCompile(`^(?:JS|LazyCompile|Function|Script):[*~^+]?(\S*) (.+):(\d+):(\d+)$`)
+
+// v8WasmName matches the names V8 gives WebAssembly code: the function's
+// name in the module's name section (any text; "wasm-function[3]" if it
+// has none), its index in the module ("<anonymous>" for a wrapper) and
+// the tier that compiled it: "JS:hash_loop-0-turbofan".
+var v8WasmName = regexp.MustCompile(`^(?:JS|Function):(.+)-(?:\d+|<anonymous>)-(?:liftoff|turbofan|none|interpreter)$`)
 
 // SplitV8Name splits a V8 code name into the function, its script and
 // the line the function starts on: "JS:*work /app.js:3:14" gives "work",
 // "/app.js", 3. The tier mark is dropped, so that one function's code in
 // several tiers adds up to one row; an anonymous function is
-// "(anonymous)". Other names are left whole (ok false).
+// "(anonymous)". A WebAssembly function's name gives the name alone,
+// without its index and tier ("JS:hash_loop-0-turbofan" gives
+// "hash_loop", "", 0): V8 names no module, and one function's Liftoff
+// and TurboFan code add up (two functions of one name in a module do
+// too). Other names are left whole (ok false).
 func SplitV8Name(name string) (fn, file string, line int, ok bool) {
+	if m := v8WasmName.FindStringSubmatch(name); m != nil {
+		return m[1], "", 0, true
+	}
 	m := v8Name.FindStringSubmatch(name)
 	if m == nil {
 		return "", "", 0, false

@@ -46,3 +46,38 @@ func TestIsJITMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitV8Name: the names V8 gives JavaScript and WebAssembly code in
+// perf maps and jitdumps (from Node.js 20's, but the old prefixes), and
+// names that are not V8's.
+func TestSplitV8Name(t *testing.T) {
+	for _, tc := range []struct {
+		name, fn, file string
+		line           int
+		ok             bool
+	}{
+		{"JS:*work /app.js:3:14", "work", "/app.js", 3, true},
+		{"JS:~fib /tmp/work.js:1:13", "fib", "/tmp/work.js", 1, true},
+		{"JS:^ /tmp/wasm/run.js:1:1", "(anonymous)", "/tmp/wasm/run.js", 1, true},
+		{"JS:~ node:internal/main/run_main_module:1:1", "(anonymous)", "node:internal/main/run_main_module", 1, true},
+		{"LazyCompile:*work /app.js:3:14", "work", "/app.js", 3, true},
+		// WebAssembly: the name section's name, index, tier.
+		{"JS:hash_loop-0-liftoff", "hash_loop", "", 0, true},
+		{"JS:hash_loop-0-turbofan", "hash_loop", "", 0, true},
+		{"JS:wasm-function[2]-2-liftoff", "wasm-function[2]", "", 0, true},
+		{"JS:int ns::twice<int>(int)-0-turbofan", "int ns::twice<int>(int)", "", 0, true},
+		{"JS:wasm-to-js-<anonymous>-none", "wasm-to-js", "", 0, true},
+		{"Function:f-12-interpreter", "f", "", 0, true},
+		// Not V8's JS or wasm code.
+		{"Builtin:GenericJSToWasmWrapper", "", "", 0, false},
+		{"JS:hash_loop-x-liftoff", "", "", 0, false},
+		{"JS:hash_loop-0-sparkplug", "", "", 0, false},
+		{"int App.hot(int[])", "", "", 0, false},
+		{"JS:*work /app.js:x:14", "", "", 0, false},
+	} {
+		fn, file, line, ok := SplitV8Name(tc.name)
+		if fn != tc.fn || file != tc.file || line != tc.line || ok != tc.ok {
+			t.Errorf("SplitV8Name(%q) = %q, %q, %d, %v; want %q, %q, %d, %v", tc.name, fn, file, line, ok, tc.fn, tc.file, tc.line, tc.ok)
+		}
+	}
+}
