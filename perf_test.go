@@ -108,7 +108,13 @@ func perfReportOf(t *testing.T, perf, data string) (map[string]float64, []byte) 
 	return parsePerfReport(out), out
 }
 
-// parsePerfReport reads perf report output as perfReportShares does.
+// v8Wasm matches V8's name of WebAssembly code: the name section's name
+// (demangled C++, with spaces), the function's index, the tier.
+var v8Wasm = regexp.MustCompile(`^JS:(.+)-\d+-(?:liftoff|turbofan)$`)
+
+// parsePerfReport reads perf report output as perfReportShares does,
+// V8's names of JavaScript and WebAssembly code by function (a
+// WebAssembly function's tiers add up).
 func parsePerfReport(report []byte) map[string]float64 {
 	out := map[string]float64{}
 	re := regexp.MustCompile(`^\s*([\d.]+)%\s+\[.\]\s+(.+?)\s*$`)
@@ -120,7 +126,9 @@ func parsePerfReport(report []byte) map[string]float64 {
 		}
 		v, _ := strconv.ParseFloat(m[1], 64)
 		name := m[2]
-		if rest, ok := strings.CutPrefix(name, "JS:"); ok {
+		if w := v8Wasm.FindStringSubmatch(name); w != nil {
+			name = withoutArgs(w[1])
+		} else if rest, ok := strings.CutPrefix(name, "JS:"); ok {
 			name, _, _ = strings.Cut(strings.TrimLeft(rest, "*~^+"), " ")
 		}
 		out[aliasName(withoutTemplateArgs(name))] += v
