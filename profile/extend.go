@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/perfmap"
 )
 
 // A JITMapping is the mapping Extend made for one JIT object, with the
@@ -135,12 +136,13 @@ func jitObject(l *profile.Location, objs *ObjectSet) *Object {
 }
 
 // ownedByFile reports whether m is a mapping of a named file over a real
-// address range: one the profile's own memory map vouches for. The
-// catch-all mappings [0, ^0) and [0, 0), with or without a name (JIT
-// mappings made by an earlier run of this stage look like that), are
-// not.
+// address range: one the profile's own memory map vouches for. Anonymous
+// memory, whatever its name ([perfmap.Anonymous]: "/dev/zero (deleted)",
+// "[anon:NAME]", ...), and the catch-all mappings [0, ^0) and [0, 0),
+// with or without a name (JIT mappings made by an earlier run of this
+// stage look like that), are not.
 func ownedByFile(m *profile.Mapping) bool {
-	if m == nil || m.File == "" {
+	if m == nil || perfmap.Anonymous(m.File) {
 		return false
 	}
 	return !(m.Start == 0 && (m.Limit == 0 || m.Limit == ^uint64(0)))

@@ -98,6 +98,54 @@ func TestExtendLegacy(t *testing.T) {
 	}
 }
 
+// TestExtendNamedAnonymousMemory: JIT code in anonymous memory that
+// /proc/PID/maps gives a name (PHP's opcache in shared memory, a region
+// named with PR_SET_VMA_ANON_NAME, a memfd a runtime maps twice) is
+// attached to its perf map's mapping, as in unnamed memory; a file's
+// code stays the file's.
+func TestExtendNamedAnonymousMemory(t *testing.T) {
+	data := []byte(`heap profile:    4:      400 [     4:      400] @ heapprofile
+     1:      100 [     1:      100] @ 0x1501 0x400101
+     1:      100 [     1:      100] @ 0x3501 0x400101
+     1:      100 [     1:      100] @ 0x5501 0x400101
+     1:      100 [     1:      100] @ 0x7501 0x400101
+MAPPED_LIBRARIES:
+00400000-00401000 r-xp 00000000 08:01 42 /bin/server
+00001000-00002000 r-xs 00000000 00:01 1028 /dev/zero (deleted)
+00003000-00004000 r-xp 00000000 00:00 0 [anon:jit code]
+00005000-00006000 r-xp 00000000 00:01 7 /memfd:doublemapper (deleted)
+00007000-00008000 r-xp 00000000 08:01 1234 /lib/libfoo.so
+`)
+	obj := &Object{Kind: PerfMap, Path: "/tmp/perf-7.map", Sections: []Section{
+		{Start: 0x1400, Size: 0x200}, {Start: 0x3400, Size: 0x200}, {Start: 0x5400, Size: 0x200}, {Start: 0x7400, Size: 0x200},
+	}}
+	set, errs := NewObjectSet([]*Object{obj})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Extend(p, LegacyMemoryMap(data), set); err != nil {
+		t.Fatal(err)
+	}
+	jit := "6:/tmp/perf-7.map[0x0,0xffffffffffffffff)+0x0"
+	for _, tc := range []struct {
+		addr uint64
+		want string
+	}{
+		{addr: 0x1500, want: jit},
+		{addr: 0x3500, want: jit},
+		{addr: 0x5500, want: jit},
+		{addr: 0x7500, want: "5:/lib/libfoo.so[0x7000,0x8000)+0x0"},
+	} {
+		if got := mappingOf(p, tc.addr); got != tc.want {
+			t.Errorf("location %#x: mapping %s, want %s", tc.addr, got, tc.want)
+		}
+	}
+}
+
 func TestExtendProto(t *testing.T) {
 	set, _ := jitObjects(t)
 	libc := &profile.Mapping{ID: 1, Start: 0x2000, Limit: 0x3000, File: "/lib/libc.so.6"}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/cfi"
+	"github.com/jitpprof/pprof/internal/perfmap"
 )
 
 // A Conversion is what Profile made of a recording besides the profile.
@@ -183,7 +184,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 				kernel = append(kernel, mm)
 				continue
 			}
-			if isAnon(r.Filename) {
+			if perfmap.Anonymous(r.Filename) {
 				mm.file = ""
 			}
 			procs[r.PID] = append(procs[r.PID], mm)
@@ -658,12 +659,6 @@ func (f *File) sameClockAsJIT() bool {
 		}
 	}
 	return len(f.Attrs) > 0
-}
-
-// isAnon reports whether a mapping's name is that of anonymous memory,
-// where JIT code lives.
-func isAnon(name string) bool {
-	return name == "//anon" || name == "" || strings.HasPrefix(name, "[anon") || strings.HasPrefix(name, "/memfd:") || name == "[heap]"
 }
 
 func fileExists(path string) bool {

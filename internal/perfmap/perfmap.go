@@ -27,6 +27,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // MaxLine is the longest line Parse reads; a longer one is skipped and
@@ -283,3 +284,25 @@ func (m *Map) Ranges() [][2]uint64 {
 
 // Len returns the number of disjoint named ranges.
 func (m *Map) Len() int { return len(m.segs) }
+
+// Anonymous reports whether a mapping of the file named file (as
+// /proc/PID/maps and perf's MMAP records name it) is anonymous memory,
+// where the code a perf map lists lives, rather than a file's: no name,
+// "//anon" (perf's), "[heap]", "[anon:NAME]" (a region named with
+// PR_SET_VMA_ANON_NAME), "/memfd:NAME" (memory from memfd_create, which
+// runtimes that map their code twice use), and, as perf report takes them,
+// "/dev/zero" (shared memory: PHP's opcache keeps its JIT code there, as
+// "/dev/zero (deleted)") and "/anon_hugepage" (memory of huge pages:
+// the JVM's code cache with -XX:+UseLargePages).
+func Anonymous(file string) bool {
+	switch {
+	case file == "", file == "//anon", file == "[heap]":
+		return true
+	}
+	for _, prefix := range []string{"[anon", "/memfd:", "/dev/zero", "/anon_hugepage"} {
+		if strings.HasPrefix(file, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -141,3 +141,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAnonymous: the names /proc/PID/maps and perf's MMAP records give
+// anonymous memory, and names of files.
+func TestAnonymous(t *testing.T) {
+	for _, name := range []string{"", "//anon", "[heap]", "[anon:jit code]", "[anon_shmem:x]", "/memfd:doublemapper (deleted)", "/dev/zero (deleted)", "/dev/zero", "/anon_hugepage (deleted)"} {
+		if !Anonymous(name) {
+			t.Errorf("Anonymous(%q) = false, want true", name)
+		}
+	}
+	for _, name := range []string{"/usr/bin/php8.2", "[vdso]", "[stack]", "/lib/libc.so.6", "/tmp/perf-1.map", "/dev/shm/code", "anon"} {
+		if Anonymous(name) {
+			t.Errorf("Anonymous(%q) = true, want false", name)
+		}
+	}
+}
