@@ -318,11 +318,7 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 			r.names[seg.NameOff] = name
 		}
 		r.mu.Unlock()
-		f := Frame{Func: name}
-		if fn, file, line, ok := SplitV8Name(name); ok {
-			f = Frame{Func: fn, File: file, Line: line, StartLine: line}
-		}
-		return []Frame{f}
+		return []Frame{nameFrame(name)}
 	case o.dump != nil:
 		c := o.dump.Lookup(addr)
 		if c == nil {
@@ -342,14 +338,12 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 
 // JITDumpFrame is the frame of addr in the jitdump code c, whose line
 // table is lines: the function (V8's names split into function, script
-// and line, see [SplitV8Name]) and the line of the entry covering addr.
+// and line, see [SplitV8Name]; PHP's named by their function) and the
+// line of the entry covering addr.
 // The JIT stage and the object tool's code views give the same.
 func JITDumpFrame(c *jitdump.Code, lines []jitdump.Line, addr uint64) Frame {
-	f := Frame{Func: c.Name}
-	start := 0
-	if fn, file, line, ok := SplitV8Name(c.Name); ok {
-		f, start = Frame{Func: fn, File: file, Line: line, StartLine: line}, line
-	}
+	f := nameFrame(c.Name)
+	start := f.StartLine
 	if l, ok := jitdump.LineAt(lines, addr); ok {
 		// Node 20 writes some line entries whose file name is not the
 		// script's (a few characters of something else): V8 code keeps
@@ -403,6 +397,28 @@ func SplitV8Name(name string) (fn, file string, line int, ok bool) {
 		fn = "(anonymous)"
 	}
 	return fn, m[2], line, true
+}
+
+// phpName matches the names PHP's JIT (opcache.jit_debug=0x10 or 0x20)
+// gives the code it compiles: "JIT$fib", "JIT$Calc::twice" and
+// "JIT$/srv/app/index.php" (a script's top level) compiled whole, or
+// "TRACE-3$fib$12", a trace of the tracing JIT, which starts in fib at
+// line 12. Its own stubs, "JIT$$interrupt_handler", are not.
+var phpName = regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
+
+// nameFrame is the frame of a perf map's or jitdump's code name. V8's
+// names are split (see [SplitV8Name]); PHP's name the function the code
+// is of, or a trace starts in, so that a function's traces add up to one
+// row, as V8's tiers do (PHP names no file, and the line a trace starts
+// on is not the function's). Others are the function's name whole.
+func nameFrame(name string) Frame {
+	if fn, file, line, ok := SplitV8Name(name); ok {
+		return Frame{Func: fn, File: file, Line: line, StartLine: line}
+	}
+	if m := phpName.FindStringSubmatch(name); m != nil {
+		return Frame{Func: m[1] + m[2]}
+	}
+	return Frame{Func: name}
 }
 
 // loadPerfMap reads a perf map's ranges into an Object.

@@ -81,3 +81,30 @@ func TestSplitV8Name(t *testing.T) {
 		}
 	}
 }
+
+// TestNameFrame: the frames of the code names of perf maps and jitdumps:
+// V8's split, PHP's named by their function (the names from PHP 8.2's
+// function and tracing JIT), others whole.
+func TestNameFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want Frame
+	}{
+		{"JS:*work /app.js:3:14", Frame{Func: "work", File: "/app.js", Line: 3, StartLine: 3}},
+		{"JS:hash_loop-1-turbofan", Frame{Func: "hash_loop"}},
+		{"JIT$fib", Frame{Func: "fib"}},
+		{"JIT$Calc::twice", Frame{Func: "Calc::twice"}},
+		{"JIT$/tmp/php/fn.php", Frame{Func: "/tmp/php/fn.php"}},
+		{"TRACE-3$fib$3", Frame{Func: "fib"}},
+		{"TRACE-12$Calc::twice$2", Frame{Func: "Calc::twice"}},
+		{"TRACE-7$/tmp/php/fn.php$5", Frame{Func: "/tmp/php/fn.php"}},
+		{"JIT$$interrupt_handler", Frame{Func: "JIT$$interrupt_handler"}},
+		{"jit$$trace_exit_0", Frame{Func: "jit$$trace_exit_0"}},
+		{"TRACE-3$fib", Frame{Func: "TRACE-3$fib"}},
+		{"int App.hot(int[])", Frame{Func: "int App.hot(int[])"}},
+	} {
+		if got := nameFrame(tc.name); got != tc.want {
+			t.Errorf("nameFrame(%q) = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
