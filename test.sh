@@ -42,16 +42,18 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # (32-bit ELF), MinGW-w64's g++ (PE with DWARF) and lld 19 (Mach-O linked
 # for macOS by clang 19), dwz for its supplementary files, elfutils'
 # debuginfod server, Debian's Go 1.19 (its stripped go command, and
-# Go 1.19's format of the Go runtime's function table), and Erlang/OTP
-# (its BEAM JIT writes a perf map and a jitdump of the same code, for the
-# perf.data tests).
+# Go 1.19's format of the Go runtime's function table), and for the
+# perf.data tests of other JITs: Erlang/OTP (its BEAM JIT writes a perf
+# map and a jitdump of the same code), PHP with opcache (its JIT keeps
+# its code in shared memory, "/dev/zero (deleted)") and clang 19 with
+# lld 19 (a WebAssembly module for Node.js).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
   libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev
-  openjdk-17-jdk-headless linux-perf erlang-base
+  openjdk-17-jdk-headless linux-perf erlang-base php8.2-cli php8.2-opcache clang-19
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium

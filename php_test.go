@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
+)
+
+// TestPerfDataPHP records PHP 8.2 with its JIT on (opcache) under perf
+// record: the tracing JIT writing a perf map (opcache.jit_debug=0x10),
+// the function JIT a jitdump (0x20). PHP keeps its JIT code in shared
+// memory, which the recording names "/dev/zero (deleted)": pprof takes
+// it for anonymous memory, as perf report does, and names the code from
+// the perf map or the jitdump. PHP names the code of a function "JIT$fib"
+// and a trace "TRACE-3$fib$13" (a trace of the tracing JIT that starts
+// in fib at line 13); pprof names the function, so that a function's
+// traces add up to one row, each function's share as perf report's over
+// its traces (of the jitdump, after perf inject --jit) within 0.5
+// percentage point. PHP's JIT code keeps no frame pointer, so the
+// recordings have no stacks (perf report's would be as broken).
+func TestPerfDataPHP(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	php := testenv.Tool(t, "php8.2", "php8.2-cli")
+	work := filepath.Join(testenv.RepoRoot(t), "testdata", "php", "work.php")
+	// PHP's names of its JIT code, as TestNameFrame lists them.
+	phpName := regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
+	for _, tc := range []struct {
+		name, jit, debug string
+	}{
+		{"tracing-perf-map", "tracing", "0x10"},
+		{"function-jitdump", "function", "0x20"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			removeNewTmpJITFiles(t) // PHP writes both into /tmp
+			dir := t.TempDir()
+			data := filepath.Join(dir, "perf.data")
+			perfRecord(t, perf, "-k", "1", "-o", data, "--", php, "-d", "opcache.enable_cli=1", "-d", "opcache.jit_buffer_size=64M",
+				"-d", "opcache.jit="+tc.jit, "-d", "opcache.jit_debug="+tc.debug, work, "1.5")
+			reported := data
+			if tc.debug == "0x20" {
+				reported = filepath.Join(dir, "inject.data")
+				if out, err := exec.Command(perf, "inject", "--jit", "-i", data, "-o", reported).CombinedOutput(); err != nil {
+					t.Fatalf("perf inject: %v\n%s", err, out)
+				}
+			}
+			report, out := perfReportOf(t, perf, reported)
+			want := map[string]float64{}
+			for fn, w := range report {
+				if m := phpName.FindStringSubmatch(fn); m != nil {
+					fn = m[1] + m[2]
+				}
+				want[fn] += w
+			}
+			if want["hot"] < 20 || want["fib"] < 10 {
+				t.Fatalf("perf report does not name PHP's JIT code (is opcache's JIT on?):\n%s", out)
+			}
+
+			r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
+			got := topShares(string(r.stdout))
+			if n := checkShares(t, got, want, 1, nil); n < 2 {
+				t.Errorf("%d functions compared, want hot and fib at least", n)
+			}
+			if strings.Contains(string(r.stdout), "TRACE-") || strings.Contains(string(r.stdout), "JIT$fib") {
+				t.Errorf("PHP's code names in pprof's functions:\n%s", r.stdout)
+			}
+			if strings.Contains(string(r.stdout), "zero (deleted)") {
+				t.Errorf("the JIT code named after /dev/zero:\n%s", r.stdout)
+			}
+			if !strings.Contains(string(r.stdout), "File: php8.2") {
+				t.Errorf("main binary not php8.2:\n%s", r.stdout)
+			}
+		})
+	}
+}
