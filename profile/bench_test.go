@@ -118,3 +118,20 @@ func BenchmarkScan50k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNameFrame: the frame of a code name, for the names of V8
+// (JavaScript and WebAssembly), the JVM, PHP and a native symbol, in
+// turn: a perf map's or jitdump's every symbolized address costs one.
+func BenchmarkNameFrame(b *testing.B) {
+	names := []string{
+		"JS:*function_number_17 /srv/app/lib/module_3.js:120:7",
+		"JS:hash_loop-1-turbofan",
+		"Ljava/util/HashMap;::getNode",
+		"int App.hot(int[])",
+		"TRACE-3$fib$13",
+		"_ZN4llvm12PassRegistry15getPassRegistryEv",
+	}
+	for i := 0; b.Loop(); i++ {
+		nameFrame(names[i%len(names)])
+	}
+}

@@ -237,8 +237,15 @@ type SourceReader struct {
 	f   *os.File
 
 	mu    sync.Mutex
-	names map[int64]string                 // perf map names, by offset
-	lines map[*jitdump.Code][]jitdump.Line // jitdump line tables read so far
+	names map[int64]Frame               // perf map entries' frames, by their names' offsets
+	codes map[*jitdump.Code]*sourceCode // jitdump code read so far
+}
+
+// sourceCode is what a SourceReader read of one jitdump code: the frame
+// its name gives and its line table.
+type sourceCode struct {
+	frame Frame
+	lines []jitdump.Line
 }
 
 // OpenSource opens o, a perf map or jitdump, for [SourceReader.Frames].
@@ -252,7 +259,7 @@ func (o *Object) OpenSource() (*SourceReader, error) {
 	if err != nil {
 		return nil, &ObjectError{File: o.Path, Err: err}
 	}
-	return &SourceReader{obj: o, f: f, names: map[int64]string{}, lines: map[*jitdump.Code][]jitdump.Line{}}, nil
+	return &SourceReader{obj: o, f: f, names: map[int64]Frame{}, codes: map[*jitdump.Code]*sourceCode{}}, nil
 }
 
 // Close closes the file.
@@ -308,30 +315,32 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 			return nil
 		}
 		r.mu.Lock()
-		name, ok := r.names[seg.NameOff]
+		f, ok := r.names[seg.NameOff]
 		if !ok {
-			var err error
-			if name, err = o.perfMap.Name(r.f, seg); err != nil {
+			name, err := o.perfMap.Name(r.f, seg)
+			if err != nil {
 				r.mu.Unlock()
 				return nil
 			}
-			r.names[seg.NameOff] = name
+			f = nameFrame(name)
+			r.names[seg.NameOff] = f
 		}
 		r.mu.Unlock()
-		return []Frame{nameFrame(name)}
+		return []Frame{f}
 	case o.dump != nil:
 		c := o.dump.Lookup(addr)
 		if c == nil {
 			return nil
 		}
 		r.mu.Lock()
-		lines, ok := r.lines[c]
+		sc, ok := r.codes[c]
 		if !ok {
-			lines, _ = o.dump.Lines(r.f, c) // an unreadable table leaves the name
-			r.lines[c] = lines
+			sc = &sourceCode{frame: nameFrame(c.Name)}
+			sc.lines, _ = o.dump.Lines(r.f, c) // an unreadable table leaves the name
+			r.codes[c] = sc
 		}
 		r.mu.Unlock()
-		return []Frame{JITDumpFrame(c, lines, addr)}
+		return []Frame{frameAt(sc.frame, sc.lines, addr)}
 	}
 	return nil
 }
@@ -342,7 +351,11 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 // line of the entry covering addr.
 // The JIT stage and the object tool's code views give the same.
 func JITDumpFrame(c *jitdump.Code, lines []jitdump.Line, addr uint64) Frame {
-	f := nameFrame(c.Name)
+	return frameAt(nameFrame(c.Name), lines, addr)
+}
+
+// frameAt is JITDumpFrame, given the frame of the code's name, f.
+func frameAt(f Frame, lines []jitdump.Line, addr uint64) Frame {
 	start := f.StartLine
 	if l, ok := jitdump.LineAt(lines, addr); ok {
 		// Node 20 writes some line entries whose file name is not the
@@ -381,8 +394,19 @@ var v8WasmName = regexp.MustCompile(`^(?:JS|Function):(.+)-(?:\d+|<anonymous>)-(
 // and TurboFan code add up (two functions of one name in a module do
 // too). Other names are left whole (ok false).
 func SplitV8Name(name string) (fn, file string, line int, ok bool) {
-	if m := v8WasmName.FindStringSubmatch(name); m != nil {
-		return m[1], "", 0, true
+	// The regular expressions run on the names that can match them:
+	// they cost a microsecond a name, for every address symbolized.
+	prefix, rest, _ := strings.Cut(name, ":")
+	switch prefix {
+	case "JS", "Function":
+		if strings.HasSuffix(rest, "-liftoff") || strings.HasSuffix(rest, "-turbofan") || strings.HasSuffix(rest, "-none") || strings.HasSuffix(rest, "-interpreter") {
+			if m := v8WasmName.FindStringSubmatch(name); m != nil {
+				return m[1], "", 0, true
+			}
+		}
+	case "LazyCompile", "Script":
+	default:
+		return "", "", 0, false
 	}
 	m := v8Name.FindStringSubmatch(name)
 	if m == nil {
@@ -415,8 +439,10 @@ func nameFrame(name string) Frame {
 	if fn, file, line, ok := SplitV8Name(name); ok {
 		return Frame{Func: fn, File: file, Line: line, StartLine: line}
 	}
-	if m := phpName.FindStringSubmatch(name); m != nil {
-		return Frame{Func: m[1] + m[2]}
+	if strings.HasPrefix(name, "JIT$") || strings.HasPrefix(name, "TRACE-") {
+		if m := phpName.FindStringSubmatch(name); m != nil {
+			return Frame{Func: m[1] + m[2]}
+		}
 	}
 	return Frame{Func: name}
 }
