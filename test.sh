@@ -45,8 +45,9 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # Go 1.19's format of the Go runtime's function table), and for the
 # perf.data tests of other JITs: Erlang/OTP (its BEAM JIT writes a perf
 # map and a jitdump of the same code), PHP with opcache (its JIT keeps
-# its code in shared memory, "/dev/zero (deleted)") and clang 19 with
-# lld 19 (a WebAssembly module for Node.js).
+# its code in shared memory, "/dev/zero (deleted)"), Mono (a .NET
+# runtime whose JIT writes a perf map) and clang 19 with lld 19 (a
+# WebAssembly module for Node.js).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
@@ -54,6 +55,7 @@ packages=(
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev
   openjdk-17-jdk-headless linux-perf erlang-base php8.2-cli php8.2-opcache clang-19
+  mono-runtime mono-mcs
   google-perftools libgoogle-perftools-dev
   graphviz poppler-utils
   chromium
