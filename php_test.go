@@ -20,7 +20,8 @@ import (
 // in fib at line 13); pprof names the function, so that a function's
 // traces add up to one row, each function's share as perf report's over
 // its traces (of the jitdump, after perf inject --jit) within 0.5
-// percentage point. PHP's JIT code keeps no frame pointer, so the
+// percentage point; -disasm lists the jitdump's code under the
+// function's name. PHP's JIT code keeps no frame pointer, so the
 // recordings have no stacks (perf report's would be as broken).
 func TestPerfDataPHP(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
@@ -72,6 +73,14 @@ func TestPerfDataPHP(t *testing.T) {
 			}
 			if !strings.Contains(string(r.stdout), "File: php8.2") {
 				t.Errorf("main binary not php8.2:\n%s", r.stdout)
+			}
+			if tc.debug == "0x20" {
+				// The jitdump has the code: its disassembly is listed
+				// under the function's name.
+				r := runPProf(t, dir, nil, "-disasm=fib", data)
+				if !strings.Contains(string(r.stdout), "ROUTINE ======================== fib\n") || !strings.Contains(string(r.stdout), "cmp") {
+					t.Errorf("pprof -disasm=fib:\n%s", r.stdout)
+				}
 			}
 		})
 	}

@@ -132,6 +132,6 @@ func BenchmarkNameFrame(b *testing.B) {
 		"_ZN4llvm12PassRegistry15getPassRegistryEv",
 	}
 	for i := 0; b.Loop(); i++ {
-		nameFrame(names[i%len(names)])
+		NameFrame(names[i%len(names)])
 	}
 }

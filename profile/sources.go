@@ -322,7 +322,7 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 				r.mu.Unlock()
 				return nil
 			}
-			f = nameFrame(name)
+			f = NameFrame(name)
 			r.names[seg.NameOff] = f
 		}
 		r.mu.Unlock()
@@ -335,7 +335,7 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 		r.mu.Lock()
 		sc, ok := r.codes[c]
 		if !ok {
-			sc = &sourceCode{frame: nameFrame(c.Name)}
+			sc = &sourceCode{frame: NameFrame(c.Name)}
 			sc.lines, _ = o.dump.Lines(r.f, c) // an unreadable table leaves the name
 			r.codes[c] = sc
 		}
@@ -351,7 +351,7 @@ func (r *SourceReader) Frames(addr uint64) []Frame {
 // line of the entry covering addr.
 // The JIT stage and the object tool's code views give the same.
 func JITDumpFrame(c *jitdump.Code, lines []jitdump.Line, addr uint64) Frame {
-	return frameAt(nameFrame(c.Name), lines, addr)
+	return frameAt(NameFrame(c.Name), lines, addr)
 }
 
 // frameAt is JITDumpFrame, given the frame of the code's name, f.
@@ -430,12 +430,12 @@ func SplitV8Name(name string) (fn, file string, line int, ok bool) {
 // line 12. Its own stubs, "JIT$$interrupt_handler", are not.
 var phpName = regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
 
-// nameFrame is the frame of a perf map's or jitdump's code name. V8's
+// NameFrame is the frame of a perf map's or jitdump's code name. V8's
 // names are split (see [SplitV8Name]); PHP's name the function the code
 // is of, or a trace starts in, so that a function's traces add up to one
 // row, as V8's tiers do (PHP names no file, and the line a trace starts
 // on is not the function's). Others are the function's name whole.
-func nameFrame(name string) Frame {
+func NameFrame(name string) Frame {
 	if fn, file, line, ok := SplitV8Name(name); ok {
 		return Frame{Func: fn, File: file, Line: line, StartLine: line}
 	}

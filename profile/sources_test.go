@@ -103,8 +103,8 @@ func TestNameFrame(t *testing.T) {
 		{"TRACE-3$fib", Frame{Func: "TRACE-3$fib"}},
 		{"int App.hot(int[])", Frame{Func: "int App.hot(int[])"}},
 	} {
-		if got := nameFrame(tc.name); got != tc.want {
-			t.Errorf("nameFrame(%q) = %+v, want %+v", tc.name, got, tc.want)
+		if got := NameFrame(tc.name); got != tc.want {
+			t.Errorf("NameFrame(%q) = %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -83,10 +83,7 @@ func (df *dumpFile) frame(c *jitdump.Code, addr uint64) gdriver.Frame {
 // symbolName is the name a piece of code is listed under: the function
 // the JIT stage names it by.
 func symbolName(c *jitdump.Code) string {
-	if fn, _, _, ok := jprofile.SplitV8Name(c.Name); ok {
-		return fn
-	}
-	return c.Name
+	return jprofile.NameFrame(c.Name).Func
 }
 
 // dumpObj is a jitdump opened for a mapping: its addresses are the
