@@ -5,8 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -126,5 +128,53 @@ func TestPerfDataJava(t *testing.T) {
 	}
 	if main := p.Mapping[0].File; filepath.Base(main) != "java" {
 		t.Errorf("main binary %s, want the java launcher", main)
+	}
+}
+
+// TestPerfDataJavaLive profiles a running JVM, as a server is: perf
+// record -p attaches to the OpenJDK 17 program a second after it
+// started (its hot methods compiled, their code in memory perf describes
+// from /proc/PID/maps), and jcmd PID Compiler.perfmap has the JVM write
+// its perf map while it runs. Each Java method's share, by its full
+// name, as perf report's within 0.5 percentage point.
+func TestPerfDataJavaLive(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
+	javac := testenv.Tool(t, "javac", "openjdk-17-jdk-headless")
+	jcmd := testenv.Tool(t, "jcmd", "openjdk-17-jdk-headless")
+	dir := t.TempDir()
+	if out, err := exec.Command(javac, "-d", dir, filepath.Join(testenv.RepoRoot(t), "testdata", "java", "App.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	removeNewTmpJITFiles(t) // the JVM's perf map
+	app := exec.Command(java, "-XX:+PreserveFramePointer", "-cp", dir, "App", "6000")
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Wait()
+	defer app.Process.Kill()
+	time.Sleep(time.Second) // its warm-up: hot() compiled
+	pid := strconv.Itoa(app.Process.Pid)
+	data := filepath.Join(dir, "perf.data")
+	perfRecord(t, perf, "-g", "-k", "1", "-p", pid, "-o", data, "--", "sleep", "1.5")
+	if out, err := exec.Command(jcmd, pid, "Compiler.perfmap").CombinedOutput(); err != nil {
+		t.Fatalf("jcmd %s Compiler.perfmap: %v\n%s", pid, err, out)
+	}
+	want, report := perfReportOf(t, perf, data)
+	p, r := protoOf(t, dir, nil, data)
+	got := map[string]float64{}
+	var total int64
+	for _, s := range p.Sample {
+		total += s.Value[0]
+		if leaf := s.Location[0].Line; len(leaf) > 0 {
+			got[withoutTemplateArgs(leaf[0].Function.SystemName)] += float64(s.Value[0])
+		}
+	}
+	for fn, n := range got {
+		got[fn] = n * 100 / float64(total)
+	}
+	n := checkShares(t, got, want, 2, nil)
+	if want["int App.hot(int[])"] < 2 || n < 3 {
+		t.Errorf("perf report does not name App's methods:\n%s\n%s", report, r.stderr)
 	}
 }
