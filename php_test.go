@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -83,5 +88,95 @@ func TestPerfDataPHP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPHPPerfMapGperftools profiles PHP 8.2's tracing JIT with
+// gperftools, started and stopped by signal while the script runs, as a
+// server is profiled: the profile's memory map then has PHP's JIT code
+// in "/dev/zero (deleted)", executable, below php8.2 itself. With the
+// perf map copied beside the profile, the JIT code is named after its
+// functions (it was all php8.2's, "[php8.2]", when that mapping counted
+// as a file), each function's CPU time the reference computed here from
+// the raw profile and the map: the leaf addresses the map covers, named
+// by the entry covering them (PHP's names cut to the function).
+func TestPHPPerfMapGperftools(t *testing.T) {
+	php := testenv.Tool(t, "php8.2", "php8.2-cli")
+	lib := "/usr/lib/x86_64-linux-gnu/libprofiler.so"
+	if _, err := os.Stat(lib); err != nil {
+		testenv.Missing(t, lib, "apt-get install libgoogle-perftools-dev")
+	}
+	removeNewTmpJITFiles(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	cmd := exec.Command(php, "-d", "opcache.enable_cli=1", "-d", "opcache.jit_buffer_size=64M", "-d", "opcache.jit=tracing",
+		"-d", "opcache.jit_debug=0x10", filepath.Join(testenv.RepoRoot(t), "testdata", "php", "work.php"), "2.5")
+	// PHP takes SIGPROF for its time limit: the profiler's timer is the
+	// real-time one.
+	cmd.Env = append(os.Environ(), "CPUPROFILE="+prof, "CPUPROFILE_REALTIME=1", "CPUPROFILE_FREQUENCY=1000", "CPUPROFILESIGNAL=12", "LD_PRELOAD="+lib)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // its traces compiled
+	cmd.Process.Signal(syscall.SIGUSR2)
+	time.Sleep(1300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGUSR2)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("php: %v", err)
+	}
+	prof += ".0"
+	perfMap := fmt.Sprintf("perf-%d.map", cmd.Process.Pid)
+	b, err := os.ReadFile(filepath.Join("/tmp", perfMap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, perfMap), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	maps, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`r-x. .* /dev/zero \(deleted\)`).Match(maps) {
+		t.Fatalf("the profile's memory map has no executable /dev/zero (deleted): is PHP's JIT on?")
+	}
+
+	phpName := regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
+	lines := readPerfMapLines(t, filepath.Join(dir, perfMap))
+	want := map[string]int64{}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range raw.Sample {
+		addr, name := s.Location[0].Address, ""
+		for _, l := range lines {
+			if addr >= l.start && addr-l.start < l.size {
+				name = l.name
+			}
+		}
+		if m := phpName.FindStringSubmatch(name); m != nil {
+			want[m[1]+m[2]] += s.Value[1] / 1e6
+		}
+	}
+	p, _ := protoOf(t, dir, nil, php, prof)
+	got := map[string]int64{}
+	for _, s := range p.Sample {
+		if ln := s.Location[0].Line; len(ln) > 0 {
+			got[ln[len(ln)-1].Function.Name] += s.Value[1] / 1e6
+		}
+	}
+	for _, fn := range []string{"fib", "hot"} {
+		if got[fn] == 0 || got[fn] != want[fn] {
+			t.Errorf("%s: %dms, reference %dms", fn, got[fn], want[fn])
+		}
+	}
+	if got["fib"]+got["hot"] < 500 {
+		t.Errorf("too little time in fib and hot: %v", got)
 	}
 }
