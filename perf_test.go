@@ -98,14 +98,34 @@ func perfReportShares(t *testing.T, path string) map[string]float64 {
 }
 
 // perfReportOf runs perf report (as perfReportShares reads it) on the
-// recording data and returns its shares by function and its output.
-func perfReportOf(t *testing.T, perf, data string) (map[string]float64, []byte) {
+// recording data and returns its shares by function and its output; the
+// options global go before the command ("--buildid-dir", DIR).
+func perfReportOf(t *testing.T, perf, data string, global ...string) (map[string]float64, []byte) {
 	t.Helper()
-	out, err := exec.Command(perf, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none").Output()
+	args := append(global, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none")
+	out, err := exec.Command(perf, args...).Output()
 	if err != nil {
 		t.Fatalf("perf report -i %s: %v", data, err)
 	}
 	return parsePerfReport(out), out
+}
+
+// perfInject runs perf inject --jit on the recording data, which writes
+// an ELF file of each piece of code of the jitdumps the recording names
+// (beside the jitdump) and a recording that maps those, inject.data
+// beside data, whose path it returns. perf inject copies the ELF files
+// into perf's build-ID cache: a directory of the test's, not the user's
+// ~/.debug; it returns the options that have perf read that cache, and
+// the environment that has pprof read it.
+func perfInject(t *testing.T, perf, data string) (string, []string, []string) {
+	t.Helper()
+	dir := filepath.Dir(data)
+	cache := filepath.Join(dir, "buildid")
+	out := filepath.Join(dir, "inject.data")
+	if b, err := exec.Command(perf, "--buildid-dir", cache, "inject", "--jit", "-i", data, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("perf inject: %v\n%s", err, b)
+	}
+	return out, []string{"--buildid-dir", cache}, []string{"PERF_BUILDID_DIR=" + cache}
 }
 
 // v8Wasm matches V8's name of WebAssembly code: the name section's name
@@ -163,6 +183,21 @@ func checkSharesOf(t *testing.T, got, want map[string]float64, fns ...string) {
 	for _, fn := range fns {
 		if math.Abs(got[fn]-want[fn]) > 0.5 {
 			t.Errorf("%s: %.2f%% in pprof, %.2f%% in perf report", fn, got[fn], want[fn])
+		}
+	}
+}
+
+// checkInjected runs pprof -top on injected, the recording perf inject
+// --jit wrote, whose JIT code is in the ELF files perf made of the
+// jitdump, and fails the test for each of the functions fns whose share
+// differs by more than 0.5 percentage point from orig's, pprof's shares
+// of the original recording: both are named alike. env is perfInject's.
+func checkInjected(t *testing.T, dir, injected string, env []string, orig map[string]float64, fns ...string) {
+	t.Helper()
+	got := topShares(string(runPProf(t, dir, env, "-top", "-nodecount=10000", injected).stdout))
+	for _, fn := range fns {
+		if math.Abs(got[fn]-orig[fn]) > 0.5 {
+			t.Errorf("%s: %.2f%% in the recording perf inject wrote, %.2f%% in the original", fn, got[fn], orig[fn])
 		}
 	}
 }

@@ -68,19 +68,19 @@ func TestPerfDataContainerJIT(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
 			perfRecord(t, perf, "-k", "1", "-g", "-p", strconv.Itoa(pid), "-o", data, "--", "sleep", "1.5")
-			reported := data
+			reported, global, env := data, []string(nil), []string(nil)
 			if tc.file == "jit-1.dump" {
-				reported = filepath.Join(dir, "inject.data")
-				if out, err := exec.Command(perf, "inject", "--jit", "-i", data, "-o", reported).CombinedOutput(); err != nil {
-					t.Fatalf("perf inject: %v\n%s", err, out)
-				}
+				reported, global, env = perfInject(t, perf, data)
 			}
-			want, report := perfReportOf(t, perf, reported)
+			want, report := perfReportOf(t, perf, reported, global...)
 			if want["fib"] < 2 {
 				t.Fatalf("perf report does not name fib (%.2f%%):\n%s", want["fib"], report)
 			}
 			r := runPProf(t, dir, nil, "-top", "-nodecount=10000", data)
 			checkSharesOf(t, topShares(string(r.stdout)), want, tc.fns...)
+			if reported != data {
+				checkInjected(t, dir, reported, env, topShares(string(r.stdout)), tc.fns...)
+			}
 			if strings.Contains(string(r.stderr), "anonymous executable memory") {
 				t.Errorf("JIT code left unsymbolized:\n%s", r.stderr)
 			}

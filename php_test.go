@@ -25,8 +25,9 @@ import (
 // in fib at line 13); pprof names the function, so that a function's
 // traces add up to one row, each function's share as perf report's over
 // its traces (of the jitdump, after perf inject --jit) within 0.5
-// percentage point; -disasm lists the jitdump's code under the
-// function's name. PHP's JIT code keeps no frame pointer, so the
+// percentage point (and pprof's of the recording perf inject wrote as of
+// the original); -disasm lists the jitdump's code under the function's
+// name. PHP's JIT code keeps no frame pointer, so the
 // recordings have no stacks (perf report's would be as broken).
 func TestPerfDataPHP(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
@@ -46,14 +47,11 @@ func TestPerfDataPHP(t *testing.T) {
 			data := filepath.Join(dir, "perf.data")
 			perfRecord(t, perf, "-k", "1", "-o", data, "--", php, "-d", "opcache.enable_cli=1", "-d", "opcache.jit_buffer_size=64M",
 				"-d", "opcache.jit="+tc.jit, "-d", "opcache.jit_debug="+tc.debug, work, "1.5")
-			reported := data
+			reported, global, env := data, []string(nil), []string(nil)
 			if tc.debug == "0x20" {
-				reported = filepath.Join(dir, "inject.data")
-				if out, err := exec.Command(perf, "inject", "--jit", "-i", data, "-o", reported).CombinedOutput(); err != nil {
-					t.Fatalf("perf inject: %v\n%s", err, out)
-				}
+				reported, global, env = perfInject(t, perf, data)
 			}
-			report, out := perfReportOf(t, perf, reported)
+			report, out := perfReportOf(t, perf, reported, global...)
 			want := map[string]float64{}
 			for fn, w := range report {
 				if m := phpName.FindStringSubmatch(fn); m != nil {
@@ -79,12 +77,18 @@ func TestPerfDataPHP(t *testing.T) {
 			if !strings.Contains(string(r.stdout), "File: php8.2") {
 				t.Errorf("main binary not php8.2:\n%s", r.stdout)
 			}
+			if reported != data {
+				checkInjected(t, dir, reported, env, got, "hot", "fib", "Mixer::mix")
+			}
 			if tc.debug == "0x20" {
-				// The jitdump has the code: its disassembly is listed
-				// under the function's name.
-				r := runPProf(t, dir, nil, "-disasm=fib", data)
-				if !strings.Contains(string(r.stdout), "ROUTINE ======================== fib\n") || !strings.Contains(string(r.stdout), "cmp") {
-					t.Errorf("pprof -disasm=fib:\n%s", r.stdout)
+				// The jitdump has the code, and so have the ELF files
+				// perf inject made of it: its disassembly is listed
+				// under the function's name, each instruction of it too.
+				for _, rec := range []string{data, reported} {
+					r := runPProf(t, dir, env, "-disasm=fib", rec)
+					if out := string(r.stdout); !strings.Contains(out, "ROUTINE ======================== fib\n") || !regexp.MustCompile(`cmp.*;fib\s`).MatchString(out) {
+						t.Errorf("pprof -disasm=fib %s:\n%s", filepath.Base(rec), out)
+					}
 				}
 			}
 		})

@@ -18,7 +18,8 @@ import (
 // ("JS:hash_loop-1-liftoff", "JS:hash_loop-1-turbofan"); pprof names the
 // function, so that its tiers add up to one row, and each function's
 // share is perf report's over its tiers within 0.5 percentage point (of
-// the jitdump, after perf inject --jit). The samples in fib reach run
+// the jitdump, after perf inject --jit; and pprof's of the recording perf
+// inject wrote, its code in the ELF files perf made, as of the original). The samples in fib reach run
 // (WebAssembly) and, through the JavaScript that calls it (interpreted,
 // so Builtins_InterpreterEntryTrampoline), V8's entry from node's C++.
 func TestPerfDataWasm(t *testing.T) {
@@ -38,14 +39,11 @@ func TestPerfDataWasm(t *testing.T) {
 			data := filepath.Join(dir, "perf.data")
 			perfRecord(t, perf, "-g", "-k", "1", "-o", data, "--", "sh", "-c", `cd "$0" && exec "$@"`, dir,
 				node, flag, filepath.Join(src, "run.js"), wasm, "1.5")
-			reported := data
+			reported, global, env := data, []string(nil), []string(nil)
 			if flag == "--perf-prof" {
-				reported = filepath.Join(dir, "inject.data")
-				if out, err := exec.Command(perf, "inject", "--jit", "-i", data, "-o", reported).CombinedOutput(); err != nil {
-					t.Fatalf("perf inject: %v\n%s", err, out)
-				}
+				reported, global, env = perfInject(t, perf, data)
 			}
-			want, out := perfReportOf(t, perf, reported) // by function, as pprof
+			want, out := perfReportOf(t, perf, reported, global...) // by function, as pprof
 			if want["hash_loop"] < 20 || want["wasmwork::fib"] < 5 {
 				t.Fatalf("perf report does not name the WebAssembly functions:\n%s", out)
 			}
@@ -55,6 +53,9 @@ func TestPerfDataWasm(t *testing.T) {
 			checkShares(t, got, want, 2, nil)
 			if strings.Contains(string(r.stdout), "liftoff") || strings.Contains(string(r.stdout), "turbofan") {
 				t.Errorf("a tier in pprof's names:\n%s", r.stdout)
+			}
+			if reported != data {
+				checkInjected(t, dir, reported, env, got, "hash_loop", "wasmwork::fib")
 			}
 
 			p, _ := protoOf(t, dir, nil, data)

@@ -109,16 +109,26 @@ func (r *run) useBuildIDCache(p *profile.Profile, src, dir string) {
 }
 
 // substObj is the object tool upstream's driver gets: obj, reading each
-// file's substitute (see substitutes) in its place.
+// file's substitute (see substitutes) in its place, and naming the code
+// of the files perf inject makes as the JIT stage names it (see
+// injectedObjFile).
 type substObj struct {
 	obj   ObjTool
 	subst *substitutes
 }
 
 func (s substObj) Open(file string, start, limit, offset uint64, relocationSymbol string) (gdriver.ObjFile, error) {
-	return s.obj.Open(s.subst.of(file), start, limit, offset, relocationSymbol)
+	f, err := s.obj.Open(s.subst.of(file), start, limit, offset, relocationSymbol)
+	if err == nil && isPerfInjected(file) {
+		f = injectedObjFile{f, file}
+	}
+	return f, err
 }
 
 func (s substObj) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
-	return s.obj.Disasm(s.subst.of(file), start, end, intelSyntax)
+	insts, err := s.obj.Disasm(s.subst.of(file), start, end, intelSyntax)
+	if isPerfInjected(file) {
+		injectedInsts(insts)
+	}
+	return insts, err
 }
