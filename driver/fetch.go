@@ -267,10 +267,10 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
 		FileUsed: f.run.warm, BuildIDDir: buildIDDir, Proc: "/proc",
-		JITFrames: func(dumps []string) func(uint64) (*cfi.Table, uint64) {
+		JITFrames: func(dumps []string, pids []uint32) func(uint64) (*cfi.Table, uint64) {
 			// The JIT objects the stage will use (below), loaded when a
 			// stack first reaches JIT code.
-			return f.run.jit.frames(f.run.jit.perfDirs(dumps, path))
+			return f.run.jit.frames(f.run.jit.perfDirs(dumps, pids, path))
 		},
 		Replay: func(dumps []string) perfdata.JITReplay {
 			replay, _ = jprofile.OpenJITDumpReplay(besidePerfData(dumps, path)) // the JIT stage reports unreadable dumps
@@ -286,7 +286,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 		f.run.jit.warnOnce(path + ": " + n)
 	}
 	f.run.useBuildIDCache(p, path, buildIDDir)
-	f.run.jit.extendFiles(p, path, conv.JITFiles, path)
+	f.run.jit.extendFiles(p, path, conv.JITFiles, conv.PIDs, path)
 	return p, nil
 }
 

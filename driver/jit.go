@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,18 +133,25 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 // the JIT source files files (those a perf.data recording names) besides
 // the directories it would use anyway. The files are linked into a
 // temporary directory, removed when the run ends.
-func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, local string) {
-	j.extendDirs(p, src, nil, j.perfDirs(files, local))
+func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, pids []uint32, local string) {
+	j.extendDirs(p, src, nil, j.perfDirs(files, pids, local))
 }
 
 // perfDirs returns the JIT directories of a perf.data recording read from
-// the local file local that names the JIT source files files: those of
-// j.dirs, and a temporary directory linking the files not in them, made
-// once per run and removed when it ends. A file no longer where the
-// recording saw it is taken from beside the recording, where it may have
-// been copied with it; one in neither place is named once.
-func (j *jitStage) perfDirs(files []string, local string) []string {
+// the local file local that names the JIT source files files and has
+// records of the processes pids: those of j.dirs, and a temporary
+// directory linking the files not in them, made once per run and removed
+// when it ends. A file no longer where the recording saw it is taken
+// from beside the recording, where it may have been copied with it; one
+// in neither place is named once. Unless the user gave the directories,
+// the files there named after other processes are left out (see
+// ofRecorded).
+func (j *jitStage) perfDirs(files []string, pids []uint32, local string) []string {
 	dirs := j.dirs(local)
+	var beside []string // of a directory found, the files of recorded processes
+	if len(j.givenDirs()) == 0 {
+		dirs, beside = j.ofRecorded(dirs, files, pids, local)
+	}
 	// A file found in the directories anyway, or one of the same name
 	// there (a recording copied with its jit-PID.dump, the original still
 	// where it was recorded), is not added again.
@@ -173,6 +181,11 @@ func (j *jitStage) perfDirs(files []string, local string) []string {
 			f = beside
 		}
 		link = append(link, f)
+	}
+	for _, f := range beside {
+		if !slices.Contains(link, f) {
+			link = append(link, f)
+		}
 	}
 	if len(link) == 0 {
 		return dirs
@@ -234,6 +247,54 @@ func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, 
 	j.symbolize(p, res.JIT)
 }
 
+// jitFilePID matches the names of JIT files that name the process they
+// are of: perf-PID.map, jit-PID.dump.
+var jitFilePID = regexp.MustCompile(`^(?:perf|jit)-(\d+)\.(?:map|dump)$`)
+
+// ofRecorded returns dirs, the JIT directories pprof found for the
+// perf.data recording local (it was not given them), without those
+// holding files named after processes the recording does not have (not
+// in pids, nor of the names of the recording's files files): a
+// recording's directory often holds the files of other runs, whose code
+// would be taken for the recorded processes' where their addresses
+// meet. The other files of such a directory are returned, to be linked
+// with the recording's own; the ones left out are named once.
+func (j *jitStage) ofRecorded(dirs, files []string, pids []uint32, local string) (kept, beside []string) {
+	named := map[string]bool{}
+	for _, f := range files {
+		named[filepath.Base(f)] = true
+	}
+	for _, d := range dirs {
+		objs, err := jprofile.ObjectFiles(d)
+		if err != nil {
+			kept = append(kept, d)
+			continue
+		}
+		var mine, others []string
+		for _, obj := range objs {
+			base := filepath.Base(obj[0])
+			if m := jitFilePID.FindStringSubmatch(base); m != nil && !named[base] {
+				if pid, err := strconv.ParseUint(m[1], 10, 32); err == nil && !slices.Contains(pids, uint32(pid)) {
+					others = append(others, base)
+					continue
+				}
+			}
+			mine = append(mine, obj...)
+		}
+		if len(others) == 0 {
+			kept = append(kept, d)
+			continue
+		}
+		beside = append(beside, mine...)
+		list := strings.Join(others[:min(len(others), 3)], ", ")
+		if len(others) > 3 {
+			list += fmt.Sprintf(" and %d more", len(others)-3)
+		}
+		j.warnOnce(fmt.Sprintf("%s: JIT files in %s of processes it did not record are not used: %s (pass -jit_dir=%s to use them)", local, d, list, d))
+	}
+	return kept, beside
+}
+
 // linkedFiles describes the JIT files files of the perf.data recording
 // local, linked into a temporary directory, for messages.
 func linkedFiles(local string, files []string) string {
@@ -251,20 +312,7 @@ func linkedFiles(local string, files []string) string {
 // profile's directory, the current directory and /pprof_meta that holds
 // a JIT object.
 func (j *jitStage) dirs(local string) []string {
-	var dirs []string
-	for _, v := range *j.dirFlag {
-		dirs = append(dirs, splitDirs(*v)...)
-	}
-	for _, d := range j.extraDirs {
-		dirs = append(dirs, splitDirs(d)...)
-	}
-	if snap := j.snapshot(); snap != "" {
-		dirs = append(dirs, snap)
-	}
-	if len(dirs) == 0 {
-		dirs = splitDirs(j.getenv("PPROF_JIT_DIR"))
-	}
-	if len(dirs) > 0 {
+	if dirs := j.givenDirs(); len(dirs) > 0 {
 		return dirs
 	}
 	var candidates []string
@@ -284,6 +332,26 @@ func (j *jitStage) dirs(local string) []string {
 		return []string{d}
 	}
 	return nil
+}
+
+// givenDirs returns the JIT object directories the user gave: the
+// -jit_dir flags, Options.JITDirs and -jit_pid's snapshot, else
+// $PPROF_JIT_DIR; none if pprof is to look for them.
+func (j *jitStage) givenDirs() []string {
+	var dirs []string
+	for _, v := range *j.dirFlag {
+		dirs = append(dirs, splitDirs(*v)...)
+	}
+	for _, d := range j.extraDirs {
+		dirs = append(dirs, splitDirs(d)...)
+	}
+	if snap := j.snapshot(); snap != "" {
+		dirs = append(dirs, snap)
+	}
+	if len(dirs) == 0 {
+		dirs = splitDirs(j.getenv("PPROF_JIT_DIR"))
+	}
+	return dirs
 }
 
 // newestLLVMJITDumpDir returns the most recently modified

@@ -38,8 +38,9 @@ func TestPerfDirs(t *testing.T) {
 	ui := &testUI{}
 	j := newJIT(flags, ui, nil, func(string) string { return "" }, nil)
 	flags.Parse(func() {})
-	first := j.perfDirs(files, rec)
-	again := j.perfDirs(files, rec)
+	pids := []uint32{7, 8, 1234}
+	first := j.perfDirs(files, pids, rec)
+	again := j.perfDirs(files, pids, rec)
 	defer j.close()
 	// The recording's directory holds a JIT source: it is a JIT
 	// directory, and perf-7.map there is used from it.
@@ -65,5 +66,62 @@ func TestPerfDirs(t *testing.T) {
 	using := ui.mentioning("JIT objects: using")
 	if len(using) != 1 || strings.Contains(using[0], first[1]) || !strings.Contains(using[0], "the JIT files perf.data names ("+a) {
 		t.Errorf("%q: want the recording's files named, not %s", using, first[1])
+	}
+}
+
+// TestPerfDirsOtherProcesses: of the directory pprof finds a recording's
+// JIT files in (its own), the files named after processes the recording
+// has no records of are left out, and named once; the others are linked
+// with the recording's own files. A directory the user gives is used
+// whole.
+func TestPerfDirsOtherProcesses(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name string) string {
+		t.Helper()
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte("1000 10 fn\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rec := filepath.Join(tmp, "perf.data")
+	mine := write("perf-5.map")  // of a recorded process
+	write("perf-99.map")         // of another run
+	named := write("perf-1.map") // named by the recording (a container's)
+	files := []string{"/proc/42/root/tmp/perf-1.map"}
+
+	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
+	ui := &testUI{}
+	j := newJIT(flags, ui, nil, func(string) string { return "" }, nil)
+	flags.Parse(func() {})
+	defer j.close()
+	dirs := j.perfDirs(files, []uint32{5, 42}, rec)
+	if len(dirs) != 1 || dirs[0] == tmp {
+		t.Fatalf("perfDirs = %q, want one temporary directory", dirs)
+	}
+	var got []string
+	ents, _ := os.ReadDir(dirs[0])
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join(dirs[0], e.Name()))
+		got = append(got, e.Name()+" -> "+target)
+	}
+	// The recording's perf-1.map is not where it was recorded: the copy
+	// beside it is linked, once.
+	want := []string{"perf-1.map -> " + named, "perf-5.map -> " + mine}
+	if !slices.Equal(got, want) {
+		t.Errorf("linked %q, want %q", got, want)
+	}
+	if left := ui.mentioning("did not record"); len(left) != 1 || !strings.Contains(left[0], "perf-99.map") || strings.Contains(left[0], "perf-5.map") {
+		t.Errorf("notes about files left out: %q; want one, naming perf-99.map", left)
+	}
+
+	// Given with -jit_dir: all of it.
+	flags = newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
+	j = newJIT(flags, &testUI{}, nil, func(string) string { return "" }, nil)
+	flags.Parse(func() {})
+	defer j.close()
+	*j.dirFlag = append(*j.dirFlag, &tmp)
+	if dirs := j.perfDirs(files, []uint32{5, 42}, rec); len(dirs) != 1 || dirs[0] != tmp {
+		t.Errorf("with -jit_dir=%s: perfDirs = %q, want that directory", tmp, dirs)
 	}
 }

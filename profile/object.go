@@ -186,6 +186,21 @@ func scanDir(dir string) ([]objectFiles, error) {
 	return out, nil
 }
 
+// ObjectFiles returns the JIT objects of dir, as Load reads them: for
+// each object, its files (an LLVM dump's NAME.elf and NAME.meta, a
+// perf-PID.map, a jit-PID.dump). It reads only the directory listing.
+func ObjectFiles(dir string) ([][]string, error) {
+	fs, err := scanDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.files
+	}
+	return out, nil
+}
+
 // HasObjects reports whether dir holds any JIT object file (NAME.elf,
 // NAME.meta, perf-*.map or jit-*.dump). It reads only the directory
 // listing.

@@ -26,6 +26,10 @@ type Conversion struct {
 	// it), and perf maps /tmp/perf-PID.map of the recorded processes that
 	// exist on this machine.
 	JITFiles []string
+	// PIDs are the processes the recording has records of (their
+	// mappings, commands or forks), in order: the JIT files named after
+	// other processes (perf-PID.map, jit-PID.dump) are not theirs.
+	PIDs []uint32
 	// Notes say what could not be done (kernel frames left unsymbolized,
 	// ...), each once.
 	Notes []string
@@ -53,14 +57,15 @@ type Options struct {
 	// JIT code each sample hit by the sample's time (see JITReplay).
 	Replay func(jitdumps []string) JITReplay
 	// JITFrames, if not nil, is called once the jitdump files the
-	// recording references are known (as in Conversion.JITFiles), when
+	// recording references and its processes are known (as in
+	// Conversion.JITFiles and Conversion.PIDs), when
 	// --call-graph dwarf stacks are to be unwound; the function it
 	// returns, if not nil, gives the call frame information of the JIT
 	// code at pc, and bias, what its addresses are less than the code's
 	// (0 for a JIT object's, relocated to load addresses), or nil if
 	// there is none: a stack is then unwound through that code by its
 	// frame pointer. It is called from one goroutine.
-	JITFrames func(jitdumps []string) func(pc uint64) (t *cfi.Table, bias uint64)
+	JITFrames func(jitdumps []string, pids []uint32) func(pc uint64) (t *cfi.Table, bias uint64)
 	// Proc is the proc file system (/proc) through which the JIT files
 	// of recorded processes still running in containers (other mount
 	// namespaces) are found, as perf report finds them; "" takes the
@@ -160,8 +165,12 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		return true
 	})
 	slices.SortStableFunc(side, func(a, b Record) int { return cmp.Compare(a.Time, b.Time) })
+	recorded := map[uint32]bool{}
 	for i := range side {
 		r := &side[i]
+		if r.PID != ^uint32(0) {
+			recorded[r.PID] = true
+		}
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
 			exec := r.Prot&4 != 0 || (r.Type == RecordMMAP && r.Misc&(1<<13) == 0)
@@ -208,6 +217,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	if !errors.As(err, &damaged) && err != nil {
 		return nil, nil, err
 	}
+	conv.PIDs = slices.Sorted(maps.Keys(recorded))
 	proc := newProcFS(opts.Proc)
 	jitSeen := map[string]bool{}
 	for _, m := range jitMMaps {
@@ -347,7 +357,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	vdso := &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
 	var jitFrames func(uint64) (*cfi.Table, uint64)
 	if opts.JITFrames != nil && f.unwound() {
-		jitFrames = opts.JITFrames(slices.Clone(conv.JITFiles))
+		jitFrames = opts.JITFrames(slices.Clone(conv.JITFiles), conv.PIDs)
 	}
 	unw := newUnwinder(f, finder, lookup, jitFrames, func(n string) {
 		if !noted[n] {
