@@ -68,6 +68,11 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
 		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
 	}
+	// Beside it, the jitdump of the other recording's process: left out.
+	if !strings.Contains(string(r.stderr), "of processes it did not record are not used: jit-6143.dump") ||
+		!strings.Contains(string(r.stderr), "JIT objects: using 1 from") {
+		t.Errorf("the other run's jit-6143.dump not left out, or more than nok.data's own used:\n%s", r.stderr)
+	}
 }
 
 // freshPerfDir returns the directory of the recordings ./test.sh makes
@@ -316,6 +321,11 @@ func TestPerfDataReplayGolden(t *testing.T) {
 	}
 	if got := topShares(string(r.stdout)); got["jit_first"] != 0 || got["jit_second"] < 10 {
 		t.Errorf("without -k 1: jit_first %.2f%%, jit_second %.2f%%; want 0 and the last code's share", got["jit_first"], got["jit_second"])
+	}
+	// Beside it, the jitdump of the other recording's process: left out.
+	if !strings.Contains(string(r.stderr), "of processes it did not record are not used: jit-6143.dump") ||
+		!strings.Contains(string(r.stderr), "JIT objects: using 1 from") {
+		t.Errorf("the other run's jit-6143.dump not left out, or more than nok.data's own used:\n%s", r.stderr)
 	}
 
 	// The recording alone: its jitdump is neither where it was recorded
