@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,6 +129,33 @@ func TestPerfDataJava(t *testing.T) {
 	}
 	if main := p.Mapping[0].File; filepath.Base(main) != "java" {
 		t.Errorf("main binary %s, want the java launcher", main)
+	}
+
+	// The samples of the shell, before its exec, are sh's, as in perf
+	// report: each thread's command at the time of its samples (a
+	// JVM thread is "java", its parent's, until it names itself). Counts
+	// of samples, within 1 (a sample and a rename of the same instant
+	// may be ordered apart).
+	out, err := exec.Command(perf, "report", "-i", data, "-n", "--sort", "comm", "--stdio", "-q", "--no-children", "-g", "none").Output()
+	if err != nil {
+		t.Fatalf("perf report --sort comm: %v", err)
+	}
+	wantComm := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*[\d.]+%\s+(\d+)\s+(.+?)\s*$`).FindAllStringSubmatch(string(out), -1) {
+		wantComm[m[2]], _ = strconv.Atoi(m[1])
+	}
+	tags := runPProf(t, dir, nil, "-tags", "-sample_index=samples", data)
+	gotComm := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\d+) \(\s*[\d.]+%\): (.+?)\s*$`).FindAllStringSubmatch(string(tags.stdout), -1) {
+		gotComm[m[2]], _ = strconv.Atoi(m[1])
+	}
+	if wantComm["java"] < 1000 || len(wantComm) < 3 {
+		t.Fatalf("perf report --sort comm:\n%s", out)
+	}
+	for c, w := range wantComm {
+		if g := gotComm[c]; g < w-1 || g > w+1 {
+			t.Errorf("comm %s: %d samples in pprof, %d in perf report", c, g, w)
+		}
 	}
 }
 

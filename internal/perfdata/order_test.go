@@ -81,3 +81,26 @@ func TestSideRecordsInTimeOrder(t *testing.T) {
 		t.Errorf("main binary %s, want /tmp/perffix/work", got)
 	}
 }
+
+// TestCommOf: a thread's command at a time, from the commands it had.
+func TestCommOf(t *testing.T) {
+	cs := []timedComm{{0, "perf-exec"}, {100, "sh"}, {200, "java"}}
+	for _, tc := range []struct {
+		cs   []timedComm
+		time uint64
+		want string
+	}{
+		{cs, 50, "perf-exec"},
+		{cs, 100, "sh"},
+		{cs, 150, "sh"},
+		{cs, 200, "java"},
+		{cs, 10000, "java"},
+		{cs, 0, "last"},      // no time: the last
+		{cs[1:], 50, "sh"},   // before the first: the first
+		{cs[2:], 50, "last"}, // one: the last
+	} {
+		if got := commOf(tc.cs, "last", tc.time); got != tc.want {
+			t.Errorf("commOf(%v, %d) = %q, want %q", tc.cs, tc.time, got, tc.want)
+		}
+	}
+}

@@ -568,7 +568,7 @@ type Record struct {
 	BuildID          []byte // MMAP2 with an inline build id
 
 	// FORK and EXIT (PID, TID too).
-	PPID uint32
+	PPID, PTID uint32 // the parent process and thread
 
 	// COMM.
 	Comm string
@@ -790,7 +790,7 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 	case RecordFork, RecordExit:
 		if len(body) >= 16 {
 			bo := f.ByteOrder
-			rec.PID, rec.PPID, rec.TID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:])
+			rec.PID, rec.PPID, rec.TID, rec.PTID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:]), bo.Uint32(body[12:])
 		}
 	case RecordSample:
 		if s.samples {

@@ -144,7 +144,10 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	var refAddr uint64
 	procs := map[uint32][]*mmapping{} // executable mappings by pid
 	parent := map[uint32]uint32{}
-	comm := map[uint32]string{} // by tid
+	comm := map[uint32]string{} // by tid: the last
+	// By tid, each command it had and from when (in time order): exec
+	// changes a process's (sh -c 'exec java ...'), prctl a thread's.
+	commAt := map[uint32][]timedComm{}
 	var kernel []*mmapping
 	type jitMMap struct {
 		pid  uint32
@@ -202,12 +205,18 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 		case RecordComm:
 			comm[r.TID] = r.Comm
+			commAt[r.TID] = append(commAt[r.TID], timedComm{r.Time, r.Comm})
 			if r.Exec && r.PID == r.TID {
 				delete(image, r.PID) // the next executable mapped is the new image's
 			}
 		case RecordFork:
 			if r.PPID != r.PID { // a new process, not a thread
 				parent[r.PID] = r.PPID
+			}
+			// The new thread has its parent's command until it sets
+			// its own (threads name themselves after they start).
+			if c := cmp.Or(comm[r.PTID], comm[r.PPID]); c != "" && r.TID != r.PTID {
+				commAt[r.TID] = append(commAt[r.TID], timedComm{r.Time, c})
 			}
 		}
 	}
@@ -551,9 +560,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		if len(stack) == 0 {
 			return true
 		}
-		c := comm[r.TID]
+		c := commOf(commAt[r.TID], comm[r.TID], r.Time)
 		if c == "" {
-			c = comm[r.PID]
+			c = commOf(commAt[r.PID], comm[r.PID], r.Time)
 		}
 		// Samples with the same stack, thread and command are one sample
 		// with the counts added: memory grows with the distinct stacks,
@@ -747,6 +756,28 @@ func readKallsyms(path string) (*kallsyms, error) {
 	}
 	k.addrs, k.names = addrs, names
 	return k, sc.Err()
+}
+
+// A timedComm is a command a thread had from a time on.
+type timedComm struct {
+	time uint64
+	comm string
+}
+
+// commOf returns the command a thread had at time t, by its commands
+// cs (in time order), or last, its last, when cs does not tell (one
+// command, samples without times).
+func commOf(cs []timedComm, last string, t uint64) string {
+	if len(cs) < 2 || t == 0 {
+		return last
+	}
+	i, _ := slices.BinarySearchFunc(cs, t, func(c timedComm, t uint64) int {
+		if c.time <= t {
+			return -1
+		}
+		return 1
+	})
+	return cs[max(i-1, 0)].comm
 }
 
 // isExecutable reports whether the mapped file is an executable's: not a
