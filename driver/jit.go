@@ -253,12 +253,15 @@ var jitFilePID = regexp.MustCompile(`^(?:perf|jit)-(\d+)\.(?:map|dump)$`)
 
 // ofRecorded returns dirs, the JIT directories pprof found for the
 // perf.data recording local (it was not given them), without those
-// holding files named after processes the recording does not have (not
-// in pids, nor of the names of the recording's files files): a
-// recording's directory often holds the files of other runs, whose code
-// would be taken for the recorded processes' where their addresses
-// meet. The other files of such a directory are returned, to be linked
-// with the recording's own; the ones left out are named once.
+// holding both files named after processes the recording has (in pids,
+// or of the names of the recording's files files) and files named after
+// others: a directory where several runs were recorded, whose other
+// files' code would be taken for the recorded processes' where their
+// addresses meet. The other files of such a directory are returned, to
+// be linked with the recording's own; the ones left out are named once.
+// A directory with no file of a recorded process is kept whole: its
+// files may be the recording's under other numbers (a container's
+// perf-1.map, copied out after the process ended).
 func (j *jitStage) ofRecorded(dirs, files []string, pids []uint32, local string) (kept, beside []string) {
 	named := map[string]bool{}
 	for _, f := range files {
@@ -271,17 +274,20 @@ func (j *jitStage) ofRecorded(dirs, files []string, pids []uint32, local string)
 			continue
 		}
 		var mine, others []string
+		own := false // a file named after a recorded process is there
 		for _, obj := range objs {
 			base := filepath.Base(obj[0])
-			if m := jitFilePID.FindStringSubmatch(base); m != nil && !named[base] {
-				if pid, err := strconv.ParseUint(m[1], 10, 32); err == nil && !slices.Contains(pids, uint32(pid)) {
+			if m := jitFilePID.FindStringSubmatch(base); m != nil {
+				pid, err := strconv.ParseUint(m[1], 10, 32)
+				if err == nil && !named[base] && !slices.Contains(pids, uint32(pid)) {
 					others = append(others, base)
 					continue
 				}
+				own = true
 			}
 			mine = append(mine, obj...)
 		}
-		if len(others) == 0 {
+		if len(others) == 0 || !own {
 			kept = append(kept, d)
 			continue
 		}

@@ -70,10 +70,11 @@ func TestPerfDirs(t *testing.T) {
 }
 
 // TestPerfDirsOtherProcesses: of the directory pprof finds a recording's
-// JIT files in (its own), the files named after processes the recording
-// has no records of are left out, and named once; the others are linked
-// with the recording's own files. A directory the user gives is used
-// whole.
+// JIT files in (its own), holding files of its processes, the files
+// named after processes the recording has no records of are left out,
+// and named once; the others are linked with the recording's own files.
+// A directory with none of its processes' files, and one the user
+// gives, are used whole.
 func TestPerfDirsOtherProcesses(t *testing.T) {
 	tmp := t.TempDir()
 	write := func(name string) string {
@@ -113,6 +114,18 @@ func TestPerfDirsOtherProcesses(t *testing.T) {
 	}
 	if left := ui.mentioning("did not record"); len(left) != 1 || !strings.Contains(left[0], "perf-99.map") || strings.Contains(left[0], "perf-5.map") {
 		t.Errorf("notes about files left out: %q; want one, naming perf-99.map", left)
+	}
+
+	// A directory with no file of a recorded process: whole (a
+	// container's perf-1.map copied out, its process gone).
+	copied := t.TempDir()
+	if err := os.WriteFile(filepath.Join(copied, "perf-1.map"), []byte("1000 10 fn\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j2 := newJIT(newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError)), &testUI{}, nil, func(string) string { return "" }, nil)
+	defer j2.close()
+	if dirs := j2.perfDirs(nil, []uint32{42}, filepath.Join(copied, "perf.data")); len(dirs) != 1 || dirs[0] != copied {
+		t.Errorf("perfDirs = %q, want %s whole", dirs, copied)
 	}
 
 	// Given with -jit_dir: all of it.
