@@ -216,13 +216,15 @@ func checkInjected(t *testing.T, dir, injected string, env []string, orig map[st
 
 // removeNewTmpJITFiles removes, when the test ends, the perf maps and
 // jitdumps in /tmp that were not there when it was called: those the
-// runtimes the test runs write there.
+// runtimes the test runs write there, and the ELF files perf inject
+// --jit writes beside such a jitdump.
 func removeNewTmpJITFiles(t *testing.T) {
 	t.Helper()
 	jitFiles := func() []string {
 		maps, _ := filepath.Glob("/tmp/perf-*.map")
 		dumps, _ := filepath.Glob("/tmp/jit-*.dump")
-		return append(maps, dumps...)
+		injected, _ := filepath.Glob("/tmp/jitted-*.so")
+		return slices.Concat(maps, dumps, injected)
 	}
 	before := jitFiles()
 	t.Cleanup(func() {
