@@ -357,10 +357,11 @@ func TestPerfDataReplayGolden(t *testing.T) {
 // --call-graph dwarf of a program built without frame pointers (gcc -O2
 // -fomit-frame-pointer): three threads calling into libc, and a loop
 // reading the clock (its time in the vDSO, which perf's build-ID cache
-// holds), and the first compressed (perf record -z). Their user stacks only call frame information describes. Each
-// sample's user stack must be the one perf script unwinds (with libunwind
-// or libdw) from the same file: the same frames, in the same files, at
-// the same addresses, for at least 99% of the samples; the vDSO's
+// holds), and the first compressed (perf record -z). Their user stacks
+// only call frame information describes. Each sample's user stack must
+// be the one perf script unwinds (with libunwind or libdw) from the same
+// file: the same frames, in the same files, at the same addresses, for
+// at least 99% of the samples; the vDSO's
 // functions are named. Without the cache the vDSO's names and callers
 // are lost, and pprof says so.
 func TestPerfDataDwarfUnwinding(t *testing.T) {

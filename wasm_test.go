@@ -18,10 +18,11 @@ import (
 // ("JS:hash_loop-1-liftoff", "JS:hash_loop-1-turbofan"); pprof names the
 // function, so that its tiers add up to one row, and each function's
 // share is perf report's over its tiers within 0.5 percentage point (of
-// the jitdump, after perf inject --jit; and pprof's of the recording perf
-// inject wrote, its code in the ELF files perf made, as of the original). The samples in fib reach run
-// (WebAssembly) and, through the JavaScript that calls it (interpreted,
-// so Builtins_InterpreterEntryTrampoline), V8's entry from node's C++.
+// the jitdump, after perf inject --jit; and pprof's of the recording
+// perf inject wrote, its code in the ELF files perf made, as of the
+// original). The samples in fib reach run (WebAssembly) and, through
+// the JavaScript that calls it (interpreted, so
+// Builtins_InterpreterEntryTrampoline), V8's entry from node's C++.
 func TestPerfDataWasm(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	node := testenv.Tool(t, "node", "nodejs")
