@@ -37,15 +37,7 @@ func TestJavaPerfMap(t *testing.T) {
 			}
 			lines := readPerfMapLines(t, maps[0])
 			prof := filepath.Join(dir, "cpu.prof")
-			want := referenceFlat(t, prof, func(addr uint64) string {
-				name := ""
-				for _, l := range lines {
-					if addr >= l.start && addr-l.start < l.size {
-						name = l.name
-					}
-				}
-				return name
-			})
+			want := referenceFlat(t, prof, func(addr uint64) string { return nameAt(lines, addr) })
 			p, _ := protoOf(t, t.TempDir(), nil, prof)
 			got := map[string]int64{}
 			for _, s := range p.Sample {

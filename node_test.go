@@ -52,13 +52,7 @@ func TestNodePerfMap(t *testing.T) {
 			}
 			lines := readPerfMapLines(t, maps[0])
 			want := referenceFlat(t, filepath.Join(dir, "cpu.prof"), func(addr uint64) string {
-				name := ""
-				for _, l := range lines {
-					if addr >= l.start && addr-l.start < l.size {
-						name = l.name // the last covering line wins
-					}
-				}
-				return v8Function(name)
+				return v8Function(nameAt(lines, addr))
 			})
 			out := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=200", "-unit=ms", filepath.Join(dir, "cpu.prof"))
 			checkFlat(t, string(out.stdout), want, []string{"fib", "sieve", "main"})
@@ -84,13 +78,7 @@ func TestNodeJITDump(t *testing.T) {
 			}
 			loads := readCodeLoads(t, dumps[0])
 			want := referenceFlat(t, filepath.Join(dir, "cpu.prof"), func(addr uint64) string {
-				name := ""
-				for _, l := range loads {
-					if addr >= l.start && addr-l.start < l.size {
-						name = l.name
-					}
-				}
-				return v8Function(name)
+				return v8Function(nameAt(loads, addr))
 			})
 			prof := filepath.Join(dir, "cpu.prof")
 			out := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=200", "-unit=ms", prof)
@@ -162,6 +150,19 @@ func TestNodeJITDump(t *testing.T) {
 type codeRange struct {
 	start, size uint64
 	name        string
+}
+
+// nameAt returns the name of the last range of ranges (in file order)
+// that covers addr, or "": in a perf map, a later line over the same
+// addresses wins.
+func nameAt(ranges []codeRange, addr uint64) string {
+	name := ""
+	for _, r := range ranges {
+		if addr >= r.start && addr-r.start < r.size {
+			name = r.name
+		}
+	}
+	return name
 }
 
 // readPerfMapLines reads a perf map line by line, in file order.

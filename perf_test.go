@@ -114,7 +114,7 @@ func perfReportShares(t *testing.T, path string) map[string]float64 {
 // options global go before the command ("--buildid-dir", DIR).
 func perfReportOf(t *testing.T, perf, data string, global ...string) (map[string]float64, []byte) {
 	t.Helper()
-	args := append(global, "report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none")
+	args := slices.Concat(global, []string{"report", "-i", data, "--no-children", "--sort", "sym", "--stdio", "-q", "-g", "none"})
 	out, err := exec.Command(perf, args...).Output()
 	if err != nil {
 		t.Fatalf("perf report -i %s: %v", data, err)

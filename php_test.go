@@ -158,13 +158,7 @@ func TestPHPPerfMapGperftools(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range raw.Sample {
-		addr, name := s.Location[0].Address, ""
-		for _, l := range lines {
-			if addr >= l.start && addr-l.start < l.size {
-				name = l.name
-			}
-		}
-		if m := phpName.FindStringSubmatch(name); m != nil {
+		if m := phpName.FindStringSubmatch(nameAt(lines, s.Location[0].Address)); m != nil {
 			want[m[1]+m[2]] += s.Value[1] / 1e6
 		}
 	}

@@ -47,12 +47,7 @@ func TestPerfDirs(t *testing.T) {
 	if len(first) != 2 || first[0] != filepath.Dir(rec) || !slices.Equal(first, again) {
 		t.Fatalf("perfDirs = %q, then %q; want the recording's directory and one temporary directory", first, again)
 	}
-	var got []string
-	ents, _ := os.ReadDir(first[1])
-	for _, e := range ents {
-		target, _ := os.Readlink(filepath.Join(first[1], e.Name()))
-		got = append(got, e.Name()+" -> "+target)
-	}
+	got := links(first[1])
 	want := []string{"perf-1.2.map -> " + b, "perf-1.map -> " + a}
 	if !slices.Equal(got, want) {
 		t.Errorf("linked %q, want %q", got, want)
@@ -100,12 +95,7 @@ func TestPerfDirsOtherProcesses(t *testing.T) {
 	if len(dirs) != 1 || dirs[0] == tmp {
 		t.Fatalf("perfDirs = %q, want one temporary directory", dirs)
 	}
-	var got []string
-	ents, _ := os.ReadDir(dirs[0])
-	for _, e := range ents {
-		target, _ := os.Readlink(filepath.Join(dirs[0], e.Name()))
-		got = append(got, e.Name()+" -> "+target)
-	}
+	got := links(dirs[0])
 	// The recording's perf-1.map is not where it was recorded: the copy
 	// beside it is linked, once.
 	want := []string{"perf-1.map -> " + named, "perf-5.map -> " + mine}
@@ -137,4 +127,15 @@ func TestPerfDirsOtherProcesses(t *testing.T) {
 	if dirs := j.perfDirs(files, []uint32{5, 42}, rec); len(dirs) != 1 || dirs[0] != tmp {
 		t.Errorf("with -jit_dir=%s: perfDirs = %q, want that directory", tmp, dirs)
 	}
+}
+
+// links lists the symbolic links in dir, "NAME -> TARGET", by name.
+func links(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		out = append(out, e.Name()+" -> "+target)
+	}
+	return out
 }
