@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,7 +20,39 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests with perf's build-ID cache in a temporary
+// directory, removed when they end. perf record keeps a copy of every
+// file it samples in that cache, ~/.debug unless its configuration says
+// otherwise (perf ignores $PERF_BUILDID_DIR, which it only sets for the
+// scripts it runs): the tests' recordings of Node, the JVM and their
+// own binaries left gigabytes there. $PERF_CONFIG names the only
+// configuration file perf then reads, so a user's ~/.perfconfig does not
+// change what the tests' perf report prints either. Tests that need
+// pprof to read a cache still give it one ($PERF_BUILDID_DIR, which
+// pprofCmd clears).
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "jitpprof-test-perf-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "perf's build-ID cache for the tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	config := filepath.Join(dir, "perfconfig")
+	if err := os.WriteFile(config, []byte(perfConfig(filepath.Join(dir, "buildid"))), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "perf's build-ID cache for the tests:", err)
+		return 1
+	}
+	os.Setenv("PERF_CONFIG", config)
+	return m.Run()
+}
+
+// perfConfig returns a perf configuration file (perf-config(1)) that
+// sets the build-ID cache to dir.
+func perfConfig(dir string) string {
+	return fmt.Sprintf("[buildid]\n\tdir = %s\n", strconv.Quote(dir))
 }
 
 // result is what one pprof run printed.

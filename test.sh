@@ -19,6 +19,8 @@ unset DEBUGINFOD_URLS
 root=$PWD
 build=$root/build
 mkdir -p "$build"
+# The tests must leave perf's default build-ID cache alone (checked last).
+touch "$build/test-started"
 # Go tools the suite runs are installed here, at pinned versions the module
 # proxy serves, and run from here by path: never whatever is on PATH.
 tools=$build/bin
@@ -217,7 +219,7 @@ else
 fi
 
 step "perf.data recordings (perf record of native, threaded, multi-process and Node programs)"
-if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$build/perf-probe.data" true 2>/dev/null; then
+if command -v perf >/dev/null && perf record -q -N -e cpu-clock -o "$build/perf-probe.data" true 2>/dev/null; then
   rm -rf "$build/perf"
   testdata/perf/generate.sh "$build/perf" >/dev/null
   export JITPPROF_FRESH_PERF=$build/perf
@@ -309,5 +311,16 @@ step "Go benchmarks (one iteration each)"
 JITSYM_SYNTH_OBJ=$build/bench-smoke/obj-2000/synth.elf \
   go test -run='^$' -bench=. -benchtime=1x ./... >"$build/bench-smoke.log" 2>&1 ||
   { cat "$build/bench-smoke.log"; fail "a benchmark failed"; }
+
+step "Nothing written to ~/.debug (perf's default build-ID cache)"
+# Every perf run of the tests and scripts uses a cache of its own: perf
+# record copies each file it samples into the cache, and the recordings
+# of Node, the JVM and the test programs left gigabytes in ~/.debug. A
+# perf or JIT run of your own during the tests also counts here.
+if [[ -n ${HOME:-} && -e $HOME/.debug ]]; then
+  written=$(find "$HOME/.debug" -newer "$build/test-started" -print 2>/dev/null | head -5)
+  [[ -z $written ]] || fail "the tests wrote to $HOME/.debug: ${written//$'\n'/ }"
+fi
+echo "ok"
 
 step "All tests passed"

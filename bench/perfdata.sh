@@ -55,6 +55,12 @@ go build -o "$work/pprof" .
 go build -o "$work/timeit" ./bench/timeit
 dir=$work/perfdata-$rounds${dwarf:+-dwarf}${zstd:+-zstd}
 data=$dir/perf.data
+# perf record keeps a copy of each file it samples in its build-ID cache,
+# which perf report then reads: the recording's own, kept with it, not
+# ~/.debug (PERF_CONFIG names the only configuration file perf reads).
+mkdir -p "$dir"
+printf '[buildid]\n\tdir = "%s"\n' "$dir/buildid" >"$dir/perfconfig"
+export PERF_CONFIG=$dir/perfconfig
 if [[ ! -f $data ]]; then
   mkdir -p "$dir"
   gcc "${cflags[@]}" -pthread -o "$dir/work" testdata/perf/work.c

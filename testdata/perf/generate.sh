@@ -53,6 +53,16 @@ out=${1:?usage: generate.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 perf=$(command -v perf) || { echo "generate.sh: perf not found (apt-get install linux-perf)" >&2; exit 1; }
+# perf keeps a copy of every file it samples in its build-ID cache,
+# ~/.debug unless its configuration names another: the recordings that
+# need theirs name it (--buildid-dir, below); the others' copies go to a
+# scratch cache, removed on exit. PERF_CONFIG names the only configuration
+# file perf reads (perf ignores PERF_BUILDID_DIR, which it sets for its
+# scripts), so a user's ~/.perfconfig does not change the fixtures either.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+printf '[buildid]\n\tdir = "%s"\n' "$scratch/buildid" >"$scratch/perfconfig"
+export PERF_CONFIG=$scratch/perfconfig
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$out/work" "$here/work.c"
 gcc -O2 -g -fomit-frame-pointer -pthread -o "$out/work-nofp" "$here/work.c"
 
