@@ -442,13 +442,37 @@ func TestPerfDataDwarfUnwinding(t *testing.T) {
 // pprof reads perf's copy of the build recorded, says so, and gives the
 // function shares perf report gave before the rebuild and the stacks
 // perf script unwound; without it, the program's frames are not named.
+// The cache is found wherever perf finds it: $PERF_BUILDID_DIR, or
+// buildid.dir in ~/.perfconfig or the file $PERF_CONFIG names.
 func TestPerfDataRebuiltBinary(t *testing.T) {
 	dir := freshPerfDir(t)
 	data := filepath.Join(dir, "rebuilt.data")
 	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
+	const note = "rebuilt is another build than the one recorded: reading perf's copy of it"
 	r := runPProf(t, t.TempDir(), cache, "-top", "-nodecount=10000", data)
-	if !strings.Contains(string(r.stderr), "rebuilt is another build than the one recorded: reading perf's copy of it") {
+	if !strings.Contains(string(r.stderr), note) {
 		t.Errorf("no note about the copy read:\n%s", r.stderr)
+	}
+	home := t.TempDir()
+	config := filepath.Join(home, ".perfconfig")
+	if err := os.WriteFile(config, []byte(perfConfig(filepath.Join(dir, "buildid"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range [][]string{{"HOME=" + home}, {"PERF_CONFIG=" + config}} {
+		r2 := runPProf(t, t.TempDir(), env, "-top", "-nodecount=10000", data)
+		if !strings.Contains(string(r2.stderr), note) {
+			t.Errorf("%s: no note about the copy read:\n%s", env, r2.stderr)
+		}
+		if !bytes.Equal(r2.stdout, r.stdout) {
+			t.Errorf("%s: -top\n%s\nwith PERF_BUILDID_DIR:\n%s", env, r2.stdout, r.stdout)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "perfconfig")
+	if err := os.WriteFile(bad, []byte("[buildid]\ndir = \"/nowhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runPProf(t, t.TempDir(), []string{"PERF_CONFIG=" + bad}, "-top", data); !strings.Contains(string(r.stderr), "perf's configuration: "+bad+": bad config file line 2") {
+		t.Errorf("no message about the file perf cannot read:\n%s", r.stderr)
 	}
 	want := perfReportShares(t, filepath.Join(dir, "rebuilt.report"))
 	got := topShares(string(r.stdout))

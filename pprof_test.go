@@ -74,12 +74,13 @@ func pprofCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd 
 }
 
 // cleanEnv returns the environment without the variables pprof and
-// jitpprof read (and llvm-symbolizer's DEBUGINFOD_ ones), and with HOME
-// and PPROF_TMPDIR in a temporary directory.
+// jitpprof read (and llvm-symbolizer's DEBUGINFOD_ ones, and perf's
+// PERF_CONFIG, which runTests sets for the tests' own perf runs), and
+// with HOME and PPROF_TMPDIR in a temporary directory.
 func cleanEnv(t *testing.T) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "PPROF_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "PERF_BUILDID_DIR=") || strings.HasPrefix(kv, "DEBUGINFOD_") {
+		if strings.HasPrefix(kv, "PPROF_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "PERF_BUILDID_DIR=") || strings.HasPrefix(kv, "PERF_CONFIG") || strings.HasPrefix(kv, "DEBUGINFOD_") {
 			continue
 		}
 		env = append(env, kv)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/cfi"
+	"github.com/jitpprof/pprof/internal/perfconfig"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/regfile"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -68,6 +69,23 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	f.run.jit.extendDirs(p, src, memoryMap, dirs)
 	f.run.prefetch(p)
 	return p, url, nil
+}
+
+// buildIDDir returns the directory of perf's build-ID cache:
+// $PERF_BUILDID_DIR (which perf sets for the scripts it runs, and users
+// for pprof), else where perf record and perf report find it: buildid.dir
+// in perf's configuration (perf config), else $HOME/.debug. A
+// configuration file perf would not read either is reported once.
+func (f *fetcher) buildIDDir() string {
+	getenv := f.run.jit.getenv
+	if dir := getenv("PERF_BUILDID_DIR"); dir != "" {
+		return dir
+	}
+	config, err := perfconfig.Load(getenv, perfconfig.SystemFile)
+	if err != nil {
+		f.run.jit.warnOnce(fmt.Sprintf("perf's configuration: %v", err))
+	}
+	return config.BuildIDDir(getenv)
 }
 
 // fetchData reads the profile data of src. A source that names an
@@ -260,10 +278,7 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	}
 	// perf's build-ID cache, where perf record leaves a copy of each
 	// file it sampled: --call-graph dwarf unwinds through them.
-	buildIDDir := f.run.jit.getenv("PERF_BUILDID_DIR")
-	if home := f.run.jit.getenv("HOME"); buildIDDir == "" && home != "" {
-		buildIDDir = filepath.Join(home, ".debug")
-	}
+	buildIDDir := f.buildIDDir()
 	var replay *jprofile.JITDumpReplay
 	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
 		FileUsed: f.run.warm, BuildIDDir: buildIDDir, Proc: "/proc",
