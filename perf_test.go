@@ -308,6 +308,36 @@ func TestPerfDataGolden(t *testing.T) {
 	}
 }
 
+// TestPerfDataNativeBesideJITFiles: a recording of native code, in a
+// directory where another run left a jitdump, reads as it does alone;
+// the jitdump, for which it has no sample, is not read or reported.
+func TestPerfDataNativeBesideJITFiles(t *testing.T) {
+	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
+	alone, beside := t.TempDir(), t.TempDir()
+	for _, f := range []struct{ src, dir string }{
+		{filepath.Join(golden, "single.data"), alone},
+		{filepath.Join(golden, "single.data"), beside},
+		{filepath.Join(golden, "jitreuse", "jit-6143.dump"), beside},
+	} {
+		data, err := os.ReadFile(f.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(f.dir, filepath.Base(f.src)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PPROF_BINARY_PATH=" + golden}
+	want := runPProf(t, alone, env, "-top", "single.data")
+	got := runPProf(t, beside, env, "-top", "single.data")
+	if strings.Contains(string(got.stderr), "JIT") {
+		t.Errorf("the other run's jitdump was read:\n%s", got.stderr)
+	}
+	if !bytes.Equal(got.stdout, want.stdout) || !strings.Contains(string(got.stdout), "hot_mix") {
+		t.Errorf("beside a jitdump:\n%s\nalone:\n%s", got.stdout, want.stdout)
+	}
+}
+
 // TestPerfDataReplayGolden reads the checked-in recordings of
 // testdata/perf/jitreuse.c (testdata/perf/golden/jitreuse, with their
 // jitdumps): with -k 1, code reused and moved during the run is named by

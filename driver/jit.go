@@ -134,6 +134,11 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 // the directories it would use anyway. The files are linked into a
 // temporary directory, removed when the run ends.
 func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, pids []uint32, local string) {
+	if !jprofile.MayHoldJIT(p) {
+		// No sample in anonymous memory: JIT files found around the
+		// recording are another run's, and not read (nor reported).
+		return
+	}
 	j.extendDirs(p, src, nil, j.perfDirs(files, pids, local))
 }
 

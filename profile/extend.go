@@ -135,6 +135,20 @@ func jitObject(l *profile.Location, objs *ObjectSet) *Object {
 	return obj
 }
 
+// MayHoldJIT reports whether p has a location the stage could give to
+// JIT code: an address in no mapping of a file the profile vouches for
+// (anonymous memory, no mapping, or a catch-all mapping; see
+// ownedByFile). A profile without one has no use for JIT files, such as
+// another run's perf map or jitdump beside a recording of native code.
+func MayHoldJIT(p *profile.Profile) bool {
+	for _, l := range p.Location {
+		if l.Address != 0 && len(l.Line) == 0 && !ownedByFile(l.Mapping) {
+			return true
+		}
+	}
+	return false
+}
+
 // ownedByFile reports whether m is a mapping of a named file over a real
 // address range: one the profile's own memory map vouches for. Anonymous
 // memory, whatever its name ([perfmap.Anonymous]: "/dev/zero (deleted)",
