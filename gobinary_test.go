@@ -171,7 +171,13 @@ func TestGoBinaryDwarfUnwinding(t *testing.T) {
 // perf cannot record skips the test, or fails it under CI.
 func perfRecord(t *testing.T, perf string, args ...string) {
 	t.Helper()
-	rec := exec.Command(perf, append([]string{"record", "-q", "-e", "cpu-clock"}, args...)...)
+	perfRecordEvents(t, perf, "cpu-clock", args...)
+}
+
+// perfRecordEvents is perfRecord of the events events (perf record -e).
+func perfRecordEvents(t *testing.T, perf, events string, args ...string) {
+	t.Helper()
+	rec := exec.Command(perf, append([]string{"record", "-q", "-e", events}, args...)...)
 	if out, err := rec.CombinedOutput(); err != nil {
 		if testenv.InCI() {
 			t.Fatalf("perf record: %v\n%s", err, out)

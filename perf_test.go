@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -821,6 +822,74 @@ func TestPerfDataSystemWide(t *testing.T) {
 			t.Errorf("sample types %v: perf's dummy event among them", p.SampleType)
 			break
 		}
+	}
+}
+
+// TestPerfDataEvents records testdata/perf/events.c with events other
+// than CPU time, perf's tracepoints and a software event, one and two at
+// a time (perf record -e): each event is a sample type of its own name,
+// each one's total is the event count perf report gives, and the stacks
+// reach main.
+func TestPerfDataEvents(t *testing.T) {
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "events")
+	if out, err := exec.Command(gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", bin,
+		filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "events.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		events string
+		want   []string // the events, as pprof's sample types
+		min    []int64  // the least count of each: the program's own
+	}{
+		{"sched:sched_switch", []string{"sched:sched_switch"}, []int64{400}},
+		{"page-faults,syscalls:sys_enter_write", []string{"page-faults", "syscalls:sys_enter_write"}, []int64{20, 2000}},
+	} {
+		t.Run(tc.events, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "perf.data")
+			perfRecordEvents(t, perf, tc.events, "-g", "-o", data, "--", "sh", "-c", `exec "$0" >/dev/null`, bin)
+			out, err := exec.Command(perf, "report", "-i", data, "--stdio", "--no-children", "--sort", "sym", "-g", "none").Output()
+			if err != nil {
+				t.Fatalf("perf report: %v", err)
+			}
+			counts := map[string]int64{}
+			var event string
+			for _, l := range strings.Split(string(out), "\n") {
+				if m := regexp.MustCompile(`^# Samples: .* of event '(.+)'$`).FindStringSubmatch(l); m != nil {
+					event = m[1]
+				} else if m := regexp.MustCompile(`^# Event count \(approx\.\): (\d+)$`).FindStringSubmatch(l); m != nil {
+					counts[event], _ = strconv.ParseInt(m[1], 10, 64)
+				}
+			}
+			p, _ := protoOf(t, dir, nil, data)
+			for k, ev := range tc.want {
+				i := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == ev })
+				if i < 0 {
+					t.Fatalf("no sample type %s: %v", ev, p.SampleType)
+				}
+				var total, withMain int64
+				for _, s := range p.Sample {
+					total += s.Value[i]
+					if slices.ContainsFunc(s.Location, func(l *profile.Location) bool {
+						return slices.ContainsFunc(l.Line, func(ln profile.Line) bool { return ln.Function.Name == "main" })
+					}) {
+						withMain += s.Value[i]
+					}
+				}
+				if total != counts[ev] || total < tc.min[k] {
+					t.Errorf("%s: %d in pprof, %d in perf report, want at least %d", ev, total, counts[ev], tc.min[k])
+				}
+				if withMain*100 < total*90 {
+					t.Errorf("%s: %d of %d reach main", ev, withMain, total)
+				}
+				r := runPProf(t, dir, nil, "-top", "-sample_index="+ev, data)
+				if !strings.Contains(string(r.stdout), "Type: "+ev+"\n") {
+					t.Errorf("-sample_index=%s:\n%s", ev, r.stdout)
+				}
+			}
+		})
 	}
 }
 

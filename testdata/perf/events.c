@@ -1,0 +1,48 @@
+// events.c: a program for recordings of events other than CPU time
+// (perf record -e sched:sched_switch, page-faults,
+// syscalls:sys_enter_write): 400 sleeps, so 400 context switches at the
+// least, 2,000 write calls, and page faults touching fresh memory.
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void nap(long ns) {
+  struct timespec t = {0, ns};
+  nanosleep(&t, 0);
+}
+
+__attribute__((noinline)) void short_sleeps(void) {
+  for (int i = 0; i < 300; i++)
+    nap(100000);
+}
+
+__attribute__((noinline)) void long_sleeps(void) {
+  for (int i = 0; i < 100; i++)
+    nap(1000000);
+}
+
+__attribute__((noinline)) void writer(void) {
+  char b[64];
+  memset(b, 'x', sizeof b);
+  for (int i = 0; i < 2000; i++)
+    if (write(1, b, sizeof b) < 0)
+      exit(1);
+}
+
+__attribute__((noinline)) void toucher(void) {
+  for (int r = 0; r < 20; r++) {
+    volatile char *p = malloc(1 << 22);
+    for (int i = 0; i < (1 << 22); i += 4096)
+      p[i] = 1;
+    free((void *)p);
+  }
+}
+
+int main(void) {
+  short_sleeps();
+  long_sleeps();
+  writer();
+  toucher();
+  return 0;
+}
