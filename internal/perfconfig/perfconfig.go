@@ -14,8 +14,10 @@
 package perfconfig
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,11 +57,18 @@ const (
 	maxValue   = 1024 - 1
 )
 
-// Parse reads one configuration file's content into c; file names it in
-// errors. After a *SyntaxError c holds the values before the bad line.
-func (c Config) Parse(file string, data []byte) error {
-	p := parser{data: data, line: 1}
-	if err := p.parse(c); err != nil {
+// Parse reads one configuration file's content from r into c; file
+// names it in errors. After a *SyntaxError c holds the values before the
+// bad line. It reads r a byte at a time, as perf does, and no further
+// than the first error: memory stays bounded by perf's limits whatever r
+// holds (a PERF_CONFIG of /dev/zero fails at its first byte).
+func (c Config) Parse(file string, r io.Reader) error {
+	p := parser{r: bufio.NewReader(r), line: 1}
+	err := p.parse(c)
+	switch {
+	case p.err != nil:
+		return fmt.Errorf("%s: %w", safename.String(file), p.err)
+	case err != nil:
 		return &SyntaxError{File: file, Line: p.line}
 	}
 	return nil
@@ -97,11 +106,12 @@ func Load(getenv func(string) string, system string) (Config, error) {
 
 // readFile parses the file name into c.
 func (c Config) readFile(name string) error {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}
-	return c.Parse(name, data)
+	defer f.Close()
+	return c.Parse(name, f)
 }
 
 // readUserFile parses the user's file name into c unless, as perf
@@ -171,24 +181,31 @@ func envBool(getenv func(string) string, key string) (bool, error) {
 // git's) does: the syntax errors it finds and the line it reports for
 // each follow perf's, which the tests compare with perf's own.
 type parser struct {
-	data []byte
-	pos  int
-	line int  // the line being read, 1-based, as perf counts it
-	eof  bool // the end of data was read (as a '\n')
+	r    *bufio.Reader
+	line int   // the line being read, 1-based, as perf counts it
+	eof  bool  // the end of the file was read (as a '\n')
+	err  error // an error reading the file, which ends it
 }
 
 // next returns the next character: "\r\n" reads as '\n', and the end of
-// the data as '\n' with eof set.
+// the file as '\n' with eof set.
 func (p *parser) next() byte {
-	if p.pos >= len(p.data) {
+	if p.eof {
+		return '\n'
+	}
+	c, err := p.r.ReadByte()
+	if err != nil {
+		if err != io.EOF {
+			p.err = err
+		}
 		p.eof = true
 		return '\n'
 	}
-	c := p.data[p.pos]
-	p.pos++
-	if c == '\r' && p.pos < len(p.data) && p.data[p.pos] == '\n' {
-		c = '\n'
-		p.pos++
+	if c == '\r' {
+		if b, err := p.r.Peek(1); err == nil && b[0] == '\n' {
+			p.r.ReadByte()
+			c = '\n'
+		}
 	}
 	if c == '\n' {
 		p.line++
@@ -204,12 +221,12 @@ func (p *parser) parse(c Config) error {
 	comment := false
 	// A UTF-8 byte order mark at the start is skipped; a partial one is
 	// an error.
-	if bom := "\xef\xbb\xbf"; len(p.data) > 0 && p.data[0] == bom[0] {
-		if !strings.HasPrefix(string(p.data), bom) {
-			p.pos = min(len(p.data), 1)
+	const bom = "\xef\xbb\xbf"
+	if b, _ := p.r.Peek(len(bom)); len(b) > 0 && b[0] == bom[0] {
+		if string(b) != bom {
 			return errSyntax
 		}
-		p.pos = len(bom)
+		p.r.Discard(len(bom))
 	}
 	for {
 		ch := p.next()

@@ -1,6 +1,7 @@
 package perfconfig
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"os"
@@ -54,7 +55,7 @@ func TestParse(t *testing.T) {
 	for _, tc := range parseTests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Config{}
-			err := got.Parse("perfconfig", []byte(tc.file))
+			err := got.Parse("perfconfig", strings.NewReader(tc.file))
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("values %q, want %q", got, tc.want)
 			}
@@ -105,7 +106,7 @@ func TestParseAsPerf(t *testing.T) {
 				}
 			}
 			ours := Config{}
-			ourErr := ours.Parse(file, []byte(tc.file))
+			ourErr := ours.Parse(file, strings.NewReader(tc.file))
 			if !maps.Equal(ours, perfVars) {
 				t.Errorf("ours %q, perf's %q", ours, perfVars)
 			}
@@ -165,6 +166,11 @@ func TestLoad(t *testing.T) {
 			Config{"buildid.dir": "/system", "a.b": "system"}, ""},
 		{"PERF_CONFIG missing", map[string]string{"HOME": home, "PERF_CONFIG": filepath.Join(dir, "none")}, system,
 			Config{}, "no such file"},
+		{"PERF_CONFIG a directory", map[string]string{"PERF_CONFIG": dir}, system,
+			Config{}, dir + ": read " + dir + ": is a directory"},
+		// Read a byte at a time, to the first error, as perf reads it.
+		{"PERF_CONFIG endless", map[string]string{"PERF_CONFIG": "/dev/zero"}, system,
+			Config{}, "/dev/zero: bad config file line 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Load(func(k string) string { return tc.env[k] }, tc.system)
@@ -225,7 +231,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Config{}
-		err := c.Parse("f", data)
+		err := c.Parse("f", bytes.NewReader(data))
 		for k, v := range c {
 			if len(v) > maxValue || len(k) > maxName {
 				t.Errorf("variable %q of %d bytes, value of %d", k, len(k), len(v))
