@@ -62,7 +62,6 @@ mkdir -p "$dir"
 printf '[buildid]\n\tdir = "%s"\n' "$dir/buildid" >"$dir/perfconfig"
 export PERF_CONFIG=$dir/perfconfig
 if [[ ! -f $data ]]; then
-  mkdir -p "$dir"
   gcc "${cflags[@]}" -pthread -o "$dir/work" testdata/perf/work.c
   echo "recording ($rounds rounds in 3 threads)" >&2
   perf record -q -e cpu-clock "${record[@]}" -o "$data" "$dir/work" threads "$rounds" >/dev/null 2>&1
