@@ -309,10 +309,11 @@ func TestPerfDataGolden(t *testing.T) {
 	}
 }
 
-// TestPerfDataNativeBesideJITFiles: a recording of native code, in a
-// directory where another run left a jitdump, reads as it does alone;
-// the jitdump, for which it has no sample, is not read or reported.
-func TestPerfDataNativeBesideJITFiles(t *testing.T) {
+// TestNativeBesideJITFiles: a recording of native code, in a directory
+// where another run left a jitdump, reads as it does alone; the jitdump,
+// for which it has no sample, is not read or reported. So for the same
+// profile in pprof's format; given with -jit_dir, the directory is read.
+func TestNativeBesideJITFiles(t *testing.T) {
 	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
 	alone, beside := t.TempDir(), t.TempDir()
 	for _, f := range []struct{ src, dir string }{
@@ -329,13 +330,19 @@ func TestPerfDataNativeBesideJITFiles(t *testing.T) {
 		}
 	}
 	env := []string{"PPROF_BINARY_PATH=" + golden}
+	runPProf(t, beside, env, "-proto", "-output", "single.pb.gz", filepath.Join(alone, "single.data"))
 	want := runPProf(t, alone, env, "-top", "single.data")
-	got := runPProf(t, beside, env, "-top", "single.data")
-	if strings.Contains(string(got.stderr), "JIT") {
-		t.Errorf("the other run's jitdump was read:\n%s", got.stderr)
-	}
-	if !bytes.Equal(got.stdout, want.stdout) || !strings.Contains(string(got.stdout), "hot_mix") {
-		t.Errorf("beside a jitdump:\n%s\nalone:\n%s", got.stdout, want.stdout)
+	for _, name := range []string{"single.data", "single.pb.gz"} {
+		got := runPProf(t, beside, env, "-top", name)
+		if strings.Contains(string(got.stderr), "JIT") {
+			t.Errorf("%s: the other run's jitdump was read:\n%s", name, got.stderr)
+		}
+		if !bytes.Equal(got.stdout, want.stdout) || !strings.Contains(string(got.stdout), "hot_mix") {
+			t.Errorf("%s beside a jitdump:\n%s\nalone:\n%s", name, got.stdout, want.stdout)
+		}
+		if r := runPProf(t, beside, env, "-top", "-jit_dir=.", name); !strings.Contains(string(r.stderr), "JIT objects: using 1 from") {
+			t.Errorf("%s -jit_dir=.: the directory given was not read:\n%s", name, r.stderr)
+		}
 	}
 }
 

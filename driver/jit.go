@@ -134,12 +134,22 @@ func (j *jitStage) extend(p *profile.Profile, src string, memoryMap []byte, loca
 // the directories it would use anyway. The files are linked into a
 // temporary directory, removed when the run ends.
 func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, pids []uint32, local string) {
-	if !jprofile.MayHoldJIT(p) {
-		// No sample in anonymous memory: JIT files found around the
-		// recording are another run's, and not read (nor reported).
-		return
+	if j.unneeded(p, nil) {
+		return // before perfDirs links the files
 	}
 	j.extendDirs(p, src, nil, j.perfDirs(files, pids, local))
+}
+
+// unneeded reports whether the stage has nothing to do for p, with
+// memoryMap its legacy memory map if it has one: no location of p could
+// be JIT code (see jprofile.MayHoldJIT), so JIT files pprof finds around
+// it are another run's, which are then neither read nor reported. JIT
+// directories the user gave are always read, and what is wrong with
+// them said (their objects' sections over the profile's files
+// included). A legacy profile's mappings are only known once the stage
+// has read its memory map.
+func (j *jitStage) unneeded(p *profile.Profile, memoryMap []byte) bool {
+	return memoryMap == nil && len(j.givenDirs()) == 0 && !jprofile.MayHoldJIT(p)
 }
 
 // perfDirs returns the JIT directories of a perf.data recording read from
@@ -229,6 +239,9 @@ func (j *jitStage) perfDirs(files []string, pids []uint32, local string) []strin
 }
 
 func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, dirs []string) {
+	if j.unneeded(p, memoryMap) {
+		return
+	}
 	set := j.objects(dirs)
 	res, err := jprofile.Extend(p, memoryMap, set)
 	if err != nil {
