@@ -188,7 +188,7 @@ func TestLoad(t *testing.T) {
 // with an error saying so, as perf ignores it with a warning.
 func TestLoadOthersUserFile(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("giving a file to another user needs root")
+		testenv.Missing(t, "root", "giving a file to another user needs root (./test.sh runs as root to install packages)")
 	}
 	home := t.TempDir()
 	file := filepath.Join(home, ".perfconfig")
