@@ -325,9 +325,7 @@ func TestNativeBesideJITFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(f.dir, filepath.Base(f.src)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFile(t, filepath.Join(f.dir, filepath.Base(f.src)), data)
 	}
 	env := []string{"PPROF_BINARY_PATH=" + golden}
 	runPProf(t, beside, env, "-proto", "-output", "single.pb.gz", filepath.Join(alone, "single.data"))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // TestIsPerfFile: perf.data files of either byte order, and the
@@ -14,12 +16,7 @@ func TestIsPerfFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFile(t, p, []byte(content))
 		return p
 	}
 	threads := filepath.Join(dir, "threads.data")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // TestPerfDirs: the JIT files a perf.data recording names are linked into
@@ -19,13 +21,8 @@ func TestPerfDirs(t *testing.T) {
 	write := func(name string) string {
 		t.Helper()
 		p := filepath.Join(tmp, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		// A perf map of one function: a JIT source the stage loads.
-		if err := os.WriteFile(p, []byte("1000 10 fn\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFile(t, p, []byte("1000 10 fn\n"))
 		return p
 	}
 	a := write("c1/tmp/perf-1.map")

@@ -125,12 +125,7 @@ func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFile(t, path, []byte(content))
 		return path
 	}
 	system := write("etc/perfconfig", "[buildid]\ndir = /system\n[a]\nb = system\n")

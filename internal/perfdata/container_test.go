@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // TestProcFS: a recorded process still running in another mount
@@ -16,13 +18,7 @@ func TestProcFS(t *testing.T) {
 	proc := t.TempDir()
 	write := func(name, data string) {
 		t.Helper()
-		p := filepath.Join(proc, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFile(t, filepath.Join(proc, name), []byte(data))
 	}
 	ns := func(pid, id string) {
 		t.Helper()

@@ -50,6 +50,18 @@ func Run(t testing.TB, dir string, args ...string) {
 	}
 }
 
+// WriteFile writes data to the file path, making its directories, or
+// fails t.
+func WriteFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // UpstreamDir returns the directory of the github.com/google/pprof module
 // this module depends on, in the module cache. Tests read upstream's real
 // profiles from there instead of copying them.
