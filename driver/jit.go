@@ -137,7 +137,7 @@ func (j *jitStage) extendFiles(p *profile.Profile, src string, files []string, p
 	if j.unneeded(p, nil) {
 		return // before perfDirs links the files
 	}
-	j.extendDirs(p, src, nil, j.perfDirs(files, pids, local))
+	j.apply(p, src, nil, j.perfDirs(files, pids, local))
 }
 
 // unneeded reports whether the stage has nothing to do for p, with
@@ -238,10 +238,18 @@ func (j *jitStage) perfDirs(files []string, pids []uint32, local string) []strin
 	return dirs
 }
 
+// extendDirs runs the stage on p, fetched from src, with the JIT objects
+// of dirs, unless it has nothing to do (see unneeded).
 func (j *jitStage) extendDirs(p *profile.Profile, src string, memoryMap []byte, dirs []string) {
 	if j.unneeded(p, memoryMap) {
 		return
 	}
+	j.apply(p, src, memoryMap, dirs)
+}
+
+// apply runs the stage on p, fetched from src, with the JIT objects of
+// dirs (extendDirs, once the stage is found needed).
+func (j *jitStage) apply(p *profile.Profile, src string, memoryMap []byte, dirs []string) {
 	set := j.objects(dirs)
 	res, err := jprofile.Extend(p, memoryMap, set)
 	if err != nil {
