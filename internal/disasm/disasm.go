@@ -10,8 +10,8 @@
 // differences from objdump, all cosmetic, and the measured agreement.
 //
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
-// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC and
-// s390x.
+// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC, s390x
+// and LoongArch (LA64 with its LSX and LASX vector extensions).
 package disasm
 
 import (
@@ -58,15 +58,15 @@ func (e *UnsupportedMachineError) Error() string {
 
 // Decode decodes code, which is loaded at addr, for machine m
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
-// elf.EM_PPC, elf.EM_S390) whose instructions are in byte order bo (the
-// object file's; it matters only for PowerPC, which runs either way). Intel
-// syntax applies to x86 only; the others are in GNU syntax. Bytes that do not decode
-// become one instruction each (x86: one byte, AArch64: four) and decoding
-// continues after them, so the result covers all of code, in address
-// order. Decoding is linear in len(code). A panic while decoding or
-// formatting one instruction, one in sym included, makes that instruction
-// BadText rather than ending the process. The only error is
-// *UnsupportedMachineError.
+// elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH) whose instructions are in
+// byte order bo (the object file's; it matters only for PowerPC, which
+// runs either way). Intel syntax applies to x86 only; the others are in
+// GNU syntax. Bytes that do not decode become one instruction each (x86:
+// one byte; AArch64 and LoongArch: four) and decoding continues after
+// them, so the result covers all of code, in address order. Decoding is
+// linear in len(code). A panic while decoding or formatting one
+// instruction, one in sym included, makes that instruction BadText rather
+// than ending the process. The only error is *UnsupportedMachineError.
 func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
 	switch m {
 	case elf.EM_X86_64:
@@ -91,6 +91,8 @@ func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelS
 		return decodePPC64(code, addr, bo, sym), nil
 	case elf.EM_S390:
 		return decodeS390X(code, addr, sym), nil
+	case elf.EM_LOONGARCH:
+		return decodeLoong64(code, addr, sym), nil
 	}
 	return nil, &UnsupportedMachineError{Machine: m}
 }

@@ -129,6 +129,22 @@ var decodeTests = []decodeTest{
 		want: []string{"j\t0x1010", "risbgz\t%r4,%r1,63,63,0", "lay\t%r15,-24(%r15)", "nopr"}},
 	{name: "s390x jump with symbol", m: elf.EM_S390, addr: 0x401000, sym: syms,
 		code: []byte{0xa7, 0xf4, 0x00, 0x08}, want: []string{"j\t401010 <foo+0x10>"}},
+	// No GNU objdump on Debian 12 reads LoongArch (binutils-multiarch
+	// 2.40 leaves it out): the texts are binutils' layout of the
+	// decoder's GNU syntax; TestLoongArchAgainstLLVM checks the decoding
+	// against llvm-objdump.
+	{name: "loongarch branch, lu12i.w, move, b", m: elf.EM_LOONGARCH, addr: 0x1000,
+		code:       le32(0x4000e0a0, 0x15db7107, 0x00150007, 0x5000b000),
+		want:       []string{"beqz        \t$a1, 224\t# 0x10e0", "lu12i.w     \t$a3, -74872", "move        \t$a3, $zero", "b           \t176\t# 0x10bc"},
+		notObjdump: "no GNU objdump for LoongArch here"},
+	{name: "loongarch call with symbol, ret, jr", m: elf.EM_LOONGARCH, addr: 0x401000, sym: syms,
+		code: le32(0x54000400, 0x4c000020, 0x4c0000c0), want: []string{"bl          \t4\t# 401004 <foo+0x4>", "ret         ", "jr          \t$a2"}},
+	{name: "loongarch unsigned immediates and LASX", m: elf.EM_LOONGARCH,
+		code:       le32(0x00de10a7, 0x2cbf8103, 0x769f0921, 0x740b0802),
+		want:       []string{"bstrpick.d  \t$a3, $a1, 0x1e, 0x4", "xvld        \t$xr3, $a4, -32", "xvreplgr2vr.w\t$xr1, $a5", "xvadd.w     \t$xr2, $xr0, $xr2"},
+		notObjdump: "no GNU objdump for LoongArch here"},
+	{name: "loongarch undecodable word and short tail", m: elf.EM_LOONGARCH,
+		code: []byte{0xff, 0xff, 0xff, 0xff, 0x20, 0x00}, want: []string{"0xffffffff", "(bad)"}, notObjdump: "no GNU objdump for LoongArch here"},
 	{name: "empty", m: elf.EM_X86_64, want: nil},
 }
 
@@ -184,8 +200,9 @@ func TestDecodeUnsupportedMachine(t *testing.T) {
 }
 
 // FuzzDecode decodes any bytes at any address. mode selects the machine
-// (bits 0, 1 and 3: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
-// ppc64le, 10 big-endian ppc64, 11 s390x) and the syntax (bit 2: Intel).
+// (bits 0, 1, 3 and 4: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
+// ppc64le, 10 big-endian ppc64, 11 s390x, 16 to 19 LoongArch, 24 to 27
+// as 0 to 3) and the syntax (bit 2: Intel).
 // Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
@@ -198,6 +215,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x78, 0x1b, 0x65, 0x7c, 0x01, 0x00, 0x00, 0x48, 0x00, 0x00, 0x00, 0x06}, uint64(0x1000), uint8(9))
 	f.Add([]byte{0x7c, 0x65, 0x1b, 0x78, 0x48, 0x00, 0x00, 0x01}, uint64(0x1000), uint8(10))
 	f.Add([]byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55}, uint64(0x1000), uint8(11))
+	f.Add([]byte{0xa0, 0xe0, 0x00, 0x40, 0x00, 0x04, 0x00, 0x54, 0x21, 0x09, 0x9f, 0x76, 0x20}, uint64(0x1000), uint8(16))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
 		type target struct {
 			m  elf.Machine
@@ -206,8 +224,10 @@ func FuzzDecode(f *testing.F) {
 		targets := [...]target{
 			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
 			{elf.EM_RISCV, binary.LittleEndian}, {elf.EM_PPC64, binary.LittleEndian}, {elf.EM_PPC64, binary.BigEndian}, {elf.EM_S390, binary.BigEndian},
+			{elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian},
+			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
 		}
-		tg := targets[int(mode&3)|int(mode>>3&1)<<2]
+		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
 		insts, err := Decode(tg.m, tg.bo, code, addr, mode&4 != 0, syms)
 		if err != nil {
 			t.Fatal(err)
@@ -330,6 +350,7 @@ func TestDecodeRandomBytes(t *testing.T) {
 	}{
 		{m: elf.EM_X86_64}, {m: elf.EM_X86_64, intel: true}, {m: elf.EM_386}, {m: elf.EM_AARCH64},
 		{m: elf.EM_RISCV}, {m: elf.EM_PPC64}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390},
+		{m: elf.EM_LOONGARCH},
 	} {
 		insts, err := Decode(tt.m, tt.bo, code, 0xffffffffff000000, tt.intel, syms)
 		if err != nil {

@@ -1,0 +1,78 @@
+package disasm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"golang.org/x/arch/loong64/loong64asm"
+)
+
+// decodeLoong64 decodes LoongArch (LA64, with the LSX and LASX vector
+// extensions) code at addr. Instructions are four bytes; a word that does
+// not decode is, as objdump shows it, its value in hex, and a tail
+// shorter than a word is BadText.
+func decodeLoong64(code []byte, addr uint64, sym Symbolizer) []Inst {
+	insts := make([]Inst, 0, len(code)/4+1)
+	var b textBuf
+	for off := 0; off < len(code); off += 4 {
+		pc := addr + uint64(off)
+		if len(code)-off < 4 {
+			insts = append(insts, Inst{Addr: pc, Len: len(code) - off, Text: BadText})
+			break
+		}
+		inst, ok := decodeOneLoong64(code[off : off+4])
+		if !ok {
+			insts = append(insts, Inst{Addr: pc, Len: 4, Text: fmt.Sprintf("0x%08x", binary.LittleEndian.Uint32(code[off:]))})
+			continue
+		}
+		b.Reset()
+		text := safeFormat(&b, func() { formatLoong64(&b, inst, pc, sym) })
+		insts = append(insts, Inst{Addr: pc, Len: 4, Text: text})
+	}
+	return insts
+}
+
+// decodeOneLoong64 decodes the word src; ok is false for a word that
+// does not decode (a decoder panic included).
+func decodeOneLoong64(src []byte) (inst loong64asm.Inst, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	inst, err := loong64asm.Decode(src)
+	if err != nil || inst.Op == 0 {
+		return loong64asm.Inst{}, false
+	}
+	return inst, true
+}
+
+// formatLoong64 writes the objdump text of inst at pc to b. The decoder's
+// GNU syntax is the text of GNU objdump 2.41 and later (aliases such as
+// move, ret, bgtz; unsigned immediates in hex, signed ones in decimal,
+// branch offsets in bytes); binutils lays it out as the mnemonic padded
+// to 12 columns, a tab and the operands, and follows a branch with a tab,
+// "# " and its target, as objdump prints addresses.
+func formatLoong64(b *textBuf, inst loong64asm.Inst, pc uint64, sym Symbolizer) {
+	mnem, ops, _ := strings.Cut(loong64asm.GNUSyntax(inst), " ")
+	b.WriteString(mnem)
+	for n := len(mnem); n < 12; n++ {
+		b.WriteByte(' ')
+	}
+	if ops == "" {
+		return
+	}
+	b.WriteByte('\t')
+	b.WriteString(ops)
+	if inst.Op == loong64asm.JIRL {
+		return // its offset is from a register, not the pc
+	}
+	for _, a := range inst.Args {
+		if o, ok := a.(loong64asm.OffsetSimm); ok {
+			b.WriteString("\t# ")
+			target(b, pc+uint64(int64(o.Imm)), sym)
+			return
+		}
+	}
+}
