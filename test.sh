@@ -36,7 +36,7 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # for the benchmark script,
 # Graphviz and poppler for -pdf, Chromium for the web UI and the flame
 # graph, Node.js and npm for the speedscope viewer, the AArch64, RISC-V,
-# PowerPC64 and s390x binutils for the disassembler's agreement test
+# PowerPC64, s390x and 32-bit ARM binutils for the disassembler's agreement test
 # (internal/disasm), libc's and
 # libstdc++'s debug builds for the object tool's differential test
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
@@ -52,7 +52,7 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # WebAssembly module for Node.js).
 packages=(
   build-essential binutils binutils-aarch64-linux-gnu time
-  binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu
+  binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu binutils-arm-linux-gnueabihf
   libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev

@@ -61,6 +61,11 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "ppc64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.95, minNoSym: 1},
 		{name: "ppc32-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-ppc64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},
+		// 32-bit ARM: ARM mode (clang's default for ARMv7, Go's only).
+		{name: "arm-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=armv7-linux-gnueabihf") }, tool: crossObjdump("arm-linux-gnueabihf"), min: 0.99, minNoSym: 0.99},
+		{name: "go-arm", file: func(t *testing.T) string { return buildGoArch(t, tmp, "arm") }, tool: crossObjdump("arm-linux-gnueabihf"), min: 0.996, minNoSym: 0.996},
+		// NEON (Advanced SIMD), which armasm does not decode.
+		{name: "arm-neon-obj", file: func(t *testing.T) string { return buildVector(t, tmp, "--target=armv7-linux-gnueabihf", "-mfpu=neon") }, tool: crossObjdump("arm-linux-gnueabihf"), min: 0.8, minNoSym: 0.8},
 		{name: "s390x-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=s390x-linux-gnu") }, tool: crossObjdump("s390x-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-s390x", file: func(t *testing.T) string { return buildGoArch(t, tmp, "s390x") }, tool: crossObjdump("s390x-linux-gnu"), min: 0.999, minNoSym: 0.999},
 	}
@@ -152,6 +157,20 @@ func buildKernels(t *testing.T, dir, flag string) string {
 	}
 	cc := testenv.Tool(t, "clang-14", "clang-14")
 	if b, err := exec.Command(cc, flag, "-O2", "-c", "-o", out, "testdata/kernels.c").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, b)
+	}
+	return out
+}
+
+// buildVector compiles testdata/vector.c into an object with clang-14
+// -O3 and the given flags.
+func buildVector(t *testing.T, dir string, flags ...string) string {
+	out := filepath.Join(dir, "vector"+strings.Trim(strings.Join(flags, ""), "-=")+".o")
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	cc := testenv.Tool(t, "clang-14", "clang-14")
+	if b, err := exec.Command(cc, append(flags, "-O3", "-c", "-o", out, "testdata/vector.c")...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, b)
 	}
 	return out

@@ -12,28 +12,17 @@ import (
 // decodeARM64 decodes AArch64 code at addr. Instructions are four bytes;
 // a tail shorter than that is one BadText instruction.
 func decodeARM64(code []byte, addr uint64, sym Symbolizer) []Inst {
-	insts := make([]Inst, 0, len(code)/4+1)
-	var b textBuf
-	for off := 0; off < len(code); off += 4 {
-		pc := addr + uint64(off)
-		if len(code)-off < 4 {
-			insts = append(insts, Inst{Addr: pc, Len: len(code) - off, Text: BadText})
-			break
+	return decodeWords(code, addr, func(b *textBuf, src []byte, pc uint64) string {
+		word := binary.LittleEndian.Uint32(src)
+		if extARM64(b, word) {
+			return b.String()
 		}
-		word := binary.LittleEndian.Uint32(code[off:])
-		b.Reset()
-		if extARM64(&b, word) {
-			insts = append(insts, Inst{Addr: pc, Len: 4, Text: b.String()})
-			continue
-		}
-		inst, ok := decodeOneARM64(code[off : off+4])
+		inst, ok := decodeOneARM64(src)
 		if !ok {
-			insts = append(insts, Inst{Addr: pc, Len: 4, Text: badARM64(word)})
-			continue
+			return badARM64(word)
 		}
-		insts = append(insts, Inst{Addr: pc, Len: 4, Text: safeFormatARM64(&b, inst, pc, sym)})
-	}
-	return insts
+		return safeFormatARM64(b, inst, pc, sym)
+	})
 }
 
 // badARM64 returns objdump's text for a word that does not decode:

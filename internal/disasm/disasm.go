@@ -10,8 +10,9 @@
 // differences from objdump, all cosmetic, and the measured agreement.
 //
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
-// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC, s390x
-// and LoongArch (LA64 with its LSX and LASX vector extensions).
+// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC, s390x,
+// LoongArch (LA64 with its LSX and LASX vector extensions) and 32-bit ARM
+// in ARM mode (A32; not Thumb, not NEON).
 package disasm
 
 import (
@@ -58,11 +59,13 @@ func (e *UnsupportedMachineError) Error() string {
 
 // Decode decodes code, which is loaded at addr, for machine m
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
-// elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH) whose instructions are in
-// byte order bo (the object file's; it matters only for PowerPC, which
-// runs either way). Intel syntax applies to x86 only; the others are in
+// elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH, elf.EM_ARM) whose
+// instructions are in byte order bo (the object file's; it matters only
+// for PowerPC, which runs either way). EM_ARM code is decoded as ARM-mode
+// (A32) instructions: telling Thumb code and literal pools apart, by the
+// object's mapping symbols, is the caller's (see Data). Intel syntax applies to x86 only; the others are in
 // GNU syntax. Bytes that do not decode become one instruction each (x86:
-// one byte; AArch64 and LoongArch: four) and decoding continues after
+// one byte; AArch64, LoongArch and ARM: four) and decoding continues after
 // them, so the result covers all of code, in address order. Decoding is
 // linear in len(code). A panic while decoding or formatting one
 // instruction, one in sym included, makes that instruction BadText rather
@@ -93,6 +96,8 @@ func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelS
 		return decodeS390X(code, addr, sym), nil
 	case elf.EM_LOONGARCH:
 		return decodeLoong64(code, addr, sym), nil
+	case elf.EM_ARM:
+		return decodeARM(code, addr, sym), nil
 	}
 	return nil, &UnsupportedMachineError{Machine: m}
 }
@@ -160,6 +165,24 @@ func safeFormat(b *textBuf, format func()) (text string) {
 	}()
 	format()
 	return b.String()
+}
+
+// decodeWords decodes code at addr for a machine whose instructions are
+// all four bytes: text gives the text of the word at pc, writing it in b
+// (reset for each word) or not; a tail shorter than a word is BadText.
+func decodeWords(code []byte, addr uint64, text func(b *textBuf, word []byte, pc uint64) string) []Inst {
+	insts := make([]Inst, 0, len(code)/4+1)
+	var b textBuf
+	for off := 0; off < len(code); off += 4 {
+		pc := addr + uint64(off)
+		if len(code)-off < 4 {
+			insts = append(insts, Inst{Addr: pc, Len: len(code) - off, Text: BadText})
+			break
+		}
+		b.Reset()
+		insts = append(insts, Inst{Addr: pc, Len: 4, Text: text(&b, code[off:off+4], pc)})
+	}
+	return insts
 }
 
 // gnuOperands splits a decoder's GNU-syntax text into its mnemonic and

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +130,16 @@ var decodeTests = []decodeTest{
 		want: []string{"j\t0x1010", "risbgz\t%r4,%r1,63,63,0", "lay\t%r15,-24(%r15)", "nopr"}},
 	{name: "s390x jump with symbol", m: elf.EM_S390, addr: 0x401000, sym: syms,
 		code: []byte{0xa7, 0xf4, 0x00, 0x08}, want: []string{"j\t401010 <foo+0x10>"}},
+	{name: "arm prologue, comments, vpush", m: elf.EM_ARM, addr: 0x1000,
+		code: le32(0xe92d4010, 0xe3087320, 0xe59f000c, 0xed2d8b04, 0xe59d0068, 0xe52de060, 0xe3a00b01, 0xe3a00001),
+		want: []string{"push\t{r4, lr}", "movw\tr7, #33568\t@ 0x8320", "ldr\tr0, [pc, #12]\t@ 0x101c", "vpush\t{d8-d9}",
+			"ldr\tr0, [sp, #104]\t@ 0x68", "str\tlr, [sp, #-96]!\t@ 0xffffffa0", "mov\tr0, #1024\t@ 0x400", "mov\tr0, #1"}},
+	{name: "arm epilogue, barrier, branch", m: elf.EM_ARM, addr: 0x1000,
+		code: le32(0xecbd8b04, 0xecb11a01, 0xf57ff05b, 0xe789c10e, 0xeeb50bc0, 0xe49df004, 0x1afffffa, 0x001009db),
+		want: []string{"vpop\t{d8-d9}", "vldmia\tr1!, {s2}", "dmb\tish", "str\tip, [r9, lr, lsl #2]", "vcmpe.f64\td0, #0.0",
+			"pop\t{pc}\t@ (ldr pc, [sp], #4)", "bne\t0x1008", "@ <UNDEFINED> instruction: 0x001009db"}},
+	{name: "arm call with symbol", m: elf.EM_ARM, addr: 0x401000, sym: syms,
+		code: le32(0xeb000002), want: []string{"bl\t401010 <foo+0x10>"}},
 	// No GNU objdump on Debian 12 reads LoongArch (binutils-multiarch
 	// 2.40 leaves it out): the texts are binutils' layout of the
 	// decoder's GNU syntax; TestLoongArchAgainstLLVM checks the decoding
@@ -191,6 +202,24 @@ func checkCover(t testing.TB, insts []Inst, code []byte, addr uint64) {
 	}
 }
 
+// TestData: the words of an ARM literal pool read as objdump shows them,
+// in the file's byte order, a shorter tail by halfword and byte.
+func TestData(t *testing.T) {
+	code := []byte{0x3c, 0, 0, 0, 0x20, 0x83, 0xb8, 0xed, 0x01, 0x02, 0x03}
+	var got []string
+	for _, in := range Data(code, 0x100, binary.LittleEndian) {
+		got = append(got, fmt.Sprintf("%#x/%d %s", in.Addr, in.Len, in.Text))
+	}
+	want := []string{"0x100/4 .word\t0x0000003c", "0x104/4 .word\t0xedb88320", "0x108/2 .short\t0x0201", "0x10a/1 .byte\t0x03"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Data = %q, want %q", got, want)
+	}
+	checkCover(t, Data(code, 0x100, binary.BigEndian), code, 0x100)
+	if in := Data(code[:4], 0, binary.BigEndian); in[0].Text != ".word\t0x3c000000" {
+		t.Errorf("big-endian word: %q", in[0].Text)
+	}
+}
+
 func TestDecodeUnsupportedMachine(t *testing.T) {
 	_, err := Decode(elf.EM_MIPS, nil, []byte{0x13, 0, 0, 0}, 0, false, nil)
 	var ue *UnsupportedMachineError
@@ -201,8 +230,8 @@ func TestDecodeUnsupportedMachine(t *testing.T) {
 
 // FuzzDecode decodes any bytes at any address. mode selects the machine
 // (bits 0, 1, 3 and 4: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
-// ppc64le, 10 big-endian ppc64, 11 s390x, 16 to 19 LoongArch, 24 to 27
-// as 0 to 3) and the syntax (bit 2: Intel).
+// ppc64le, 10 big-endian ppc64, 11 s390x, 16 to 19 LoongArch, 24 32-bit
+// ARM, 25 to 27 as 1 to 3) and the syntax (bit 2: Intel).
 // Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
@@ -216,6 +245,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x7c, 0x65, 0x1b, 0x78, 0x48, 0x00, 0x00, 0x01}, uint64(0x1000), uint8(10))
 	f.Add([]byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55}, uint64(0x1000), uint8(11))
 	f.Add([]byte{0xa0, 0xe0, 0x00, 0x40, 0x00, 0x04, 0x00, 0x54, 0x21, 0x09, 0x9f, 0x76, 0x20}, uint64(0x1000), uint8(16))
+	f.Add([]byte{0x04, 0x8b, 0x2d, 0xed, 0x0e, 0xc1, 0x89, 0xe7, 0xfe, 0xff, 0xff, 0xea, 0x01}, uint64(0xfffffff8), uint8(24))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
 		type target struct {
 			m  elf.Machine
@@ -225,7 +255,7 @@ func FuzzDecode(f *testing.F) {
 			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
 			{elf.EM_RISCV, binary.LittleEndian}, {elf.EM_PPC64, binary.LittleEndian}, {elf.EM_PPC64, binary.BigEndian}, {elf.EM_S390, binary.BigEndian},
 			{elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian},
-			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
+			{elf.EM_ARM, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
 		}
 		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
 		insts, err := Decode(tg.m, tg.bo, code, addr, mode&4 != 0, syms)
@@ -309,6 +339,8 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 				}
 			case elf.EM_S390:
 				tool, arch = crossObjdump("s390x-linux-gnu")(t), "s390:64-bit"
+			case elf.EM_ARM:
+				tool, arch = crossObjdump("arm-linux-gnueabihf")(t), "arm"
 			}
 			tool = testenv.Tool(t, tool, "binutils")
 			bin := filepath.Join(t.TempDir(), "code.bin")
@@ -350,7 +382,7 @@ func TestDecodeRandomBytes(t *testing.T) {
 	}{
 		{m: elf.EM_X86_64}, {m: elf.EM_X86_64, intel: true}, {m: elf.EM_386}, {m: elf.EM_AARCH64},
 		{m: elf.EM_RISCV}, {m: elf.EM_PPC64}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390},
-		{m: elf.EM_LOONGARCH},
+		{m: elf.EM_LOONGARCH}, {m: elf.EM_ARM},
 	} {
 		insts, err := Decode(tt.m, tt.bo, code, 0xffffffffff000000, tt.intel, syms)
 		if err != nil {

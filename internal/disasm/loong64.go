@@ -13,24 +13,13 @@ import (
 // not decode is, as objdump shows it, its value in hex, and a tail
 // shorter than a word is BadText.
 func decodeLoong64(code []byte, addr uint64, sym Symbolizer) []Inst {
-	insts := make([]Inst, 0, len(code)/4+1)
-	var b textBuf
-	for off := 0; off < len(code); off += 4 {
-		pc := addr + uint64(off)
-		if len(code)-off < 4 {
-			insts = append(insts, Inst{Addr: pc, Len: len(code) - off, Text: BadText})
-			break
-		}
-		inst, ok := decodeOneLoong64(code[off : off+4])
+	return decodeWords(code, addr, func(b *textBuf, word []byte, pc uint64) string {
+		inst, ok := decodeOneLoong64(word)
 		if !ok {
-			insts = append(insts, Inst{Addr: pc, Len: 4, Text: fmt.Sprintf("0x%08x", binary.LittleEndian.Uint32(code[off:]))})
-			continue
+			return fmt.Sprintf("0x%08x", binary.LittleEndian.Uint32(word))
 		}
-		b.Reset()
-		text := safeFormat(&b, func() { formatLoong64(&b, inst, pc, sym) })
-		insts = append(insts, Inst{Addr: pc, Len: 4, Text: text})
-	}
-	return insts
+		return safeFormat(b, func() { formatLoong64(b, inst, pc, sym) })
+	})
 }
 
 // decodeOneLoong64 decodes the word src; ok is false for a word that

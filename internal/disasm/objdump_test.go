@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,12 +268,27 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 		if err != nil {
 			t.Fatal(err)
 		}
-		// objdump restarts decoding at every symbol.
+		// objdump restarts decoding at every symbol, and at ARM's
+		// mapping symbols, which it decodes as the object tool does.
 		cuts := append([]uint64{lo}, syms.starts(lo+1, hi)...)
-		cuts = append(cuts, hi)
+		dataAt := armData(f, s)
+		for a := range dataAt {
+			if a > lo && a < hi {
+				cuts = append(cuts, a)
+			}
+		}
+		slices.Sort(cuts)
+		cuts = slices.Compact(append(cuts, hi))
+		isData := false
 		for i := 0; i+1 < len(cuts); i++ {
 			code := data[cuts[i]-s.Addr : cuts[i+1]-s.Addr]
+			if d, ok := dataAt[cuts[i]]; ok {
+				isData = d
+			}
 			insts, err := Decode(f.Machine, f.ByteOrder, code, cuts[i], intel, syms.lookup)
+			if isData {
+				insts = Data(code, cuts[i], f.ByteOrder)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,6 +322,33 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 		a.diff(wm+"/"+gm, fmt.Sprintf("%#x: got %q, want %q", w.addr, gn, wn))
 	}
 	return a
+}
+
+// armData returns, for a 32-bit ARM file, where the mapping symbols of
+// section s start data ($d: true) and code ($a: false); nil for other
+// machines.
+func armData(f *elf.File, s *elf.Section) map[uint64]bool {
+	if f.Machine != elf.EM_ARM {
+		return nil
+	}
+	syms, _ := f.Symbols()
+	at := map[uint64]bool{}
+	for _, sym := range syms {
+		if int(sym.Section) >= len(f.Sections) || f.Sections[sym.Section] != s {
+			continue
+		}
+		addr := sym.Value
+		if f.Type == elf.ET_REL {
+			addr += s.Addr
+		}
+		switch {
+		case sym.Name == "$d" || strings.HasPrefix(sym.Name, "$d."):
+			at[addr] = true
+		case sym.Name == "$a" || strings.HasPrefix(sym.Name, "$a."):
+			at[addr] = false
+		}
+	}
+	return at
 }
 
 func (a *agreement) diff(class, example string) {

@@ -3,6 +3,7 @@ package objtool
 import (
 	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -78,7 +79,13 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		if err := b.f.ReadAt(code, p.sec.Offset+(p.lo-p.sec.Addr)); err != nil {
 			return nil, err
 		}
-		insts, err := disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
+		var insts []disasm.Inst
+		var err error
+		if b.f.Machine == elf.EM_ARM {
+			insts, err = decodeARM(b.f, p, code, name)
+		} else {
+			insts, err = disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
+		}
 		if err != nil {
 			return nil, decodeErr(file, err)
 		}
@@ -147,6 +154,72 @@ func codePieces(f *elfrel.File, start, end uint64) []piece {
 	}
 	slices.SortFunc(out, func(a, b piece) int { return cmp.Compare(a.lo, b.lo) })
 	return out
+}
+
+// errThumb is Disasm's error for 32-bit ARM code in the Thumb instruction
+// set, which golang.org/x/arch does not decode.
+var errThumb = errors.New("disasm: no decoder for 32-bit ARM Thumb code")
+
+// decodeARM decodes code, the piece p of a 32-bit ARM file f, as objdump
+// does: by the ELF mapping symbols of p's section, which mark where ARM
+// code ($a), Thumb code ($t) and data ($d, a literal pool) begin; data
+// reads as ".word" (disasm.Data). Code without mapping symbols is ARM
+// unless a function symbol in it has the Thumb bit (an odd value). Thumb
+// code is an error.
+func decodeARM(f *elfrel.File, p piece, code []byte, sym disasm.Symbolizer) ([]disasm.Inst, error) {
+	type mark struct {
+		addr uint64
+		kind byte // 'a', 't' or 'd'
+	}
+	if f.ByteOrder == binary.BigEndian {
+		return nil, errors.New("disasm: no decoder for big-endian 32-bit ARM code")
+	}
+	var marks []mark
+	syms, _ := f.Symbols()
+	for i := range syms {
+		s := &syms[i]
+		if s.Section == 0 || &f.Sections[s.Section] != p.sec {
+			continue
+		}
+		addr := f.SymbolAddr(s)
+		if n := s.Name; len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && (n[1] == 'a' || n[1] == 't' || n[1] == 'd') {
+			marks = append(marks, mark{addr, n[1]})
+		} else if s.Type() == elf.STT_FUNC && addr&1 != 0 && addr-1 <= p.hi && addr-1+max(s.Size, 1) > p.lo {
+			return nil, errThumb
+		}
+	}
+	slices.SortStableFunc(marks, func(a, b mark) int { return cmp.Compare(a.addr, b.addr) })
+	kind := byte('a')
+	var out []disasm.Inst
+	for lo := p.lo; lo <= p.hi; {
+		hi := p.hi // the last byte of this run
+		for _, m := range marks {
+			if m.addr <= lo {
+				kind = m.kind
+			} else if m.addr <= p.hi {
+				hi = m.addr - 1
+				break
+			}
+		}
+		run := code[lo-p.lo : hi-p.lo+1]
+		switch kind {
+		case 't':
+			return nil, errThumb
+		case 'd':
+			out = append(out, disasm.Data(run, lo, f.ByteOrder)...)
+		default:
+			insts, err := disasm.Decode(elf.EM_ARM, f.ByteOrder, run, lo, false, sym)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, insts...)
+		}
+		if hi == p.hi {
+			break
+		}
+		lo = hi + 1
+	}
+	return out, nil
 }
 
 // fallbackFor returns the fallback tool if the file was handed to it.

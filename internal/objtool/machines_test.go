@@ -44,6 +44,9 @@ func TestOtherMachineJITObjects(t *testing.T) {
 		{triple: "i386-linux-gnu", objdump: [2]string{"objdump", "binutils"}},
 		// 32-bit and big-endian, SHT_RELA.
 		{triple: "powerpc-linux-gnu", objdump: cross("powerpc64le-linux-gnu")},
+		// ARM mode, clang's default for ARMv7 (Thumb is not decoded,
+		// see TestNoDecoderForMachine).
+		{triple: "armv7-linux-gnueabihf", objdump: cross("arm-linux-gnueabihf"), flags: []string{"-marm"}},
 		// LASX: vector code too.
 		{triple: "loongarch64-linux-gnu", objdump: [2]string{"llvm-objdump-19", "llvm-19"}, clang: "clang-19", flags: []string{"-mlasx"}},
 	} {
@@ -142,7 +145,7 @@ func TestNoDecoderForMachine(t *testing.T) {
 		clang, triple, machine string
 		flags                  []string
 	}{
-		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "EM_ARM", flags: []string{"-mthumb"}},
+		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "ARM Thumb", flags: []string{"-mthumb"}},
 		{clang: "14", triple: "mips64el-linux-gnuabi64", machine: "EM_MIPS"},
 		{clang: "14", triple: "mips-linux-gnu", machine: "EM_MIPS"},
 		// RV64's decoder would misread RV32's compressed instructions.

@@ -1,0 +1,294 @@
+package disasm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/arch/arm/armasm"
+)
+
+// armDecode serializes armasm.Decode, which records the table entries it
+// matched in an unguarded package variable: concurrent calls race.
+var armDecode sync.Mutex
+
+// decodeARM decodes 32-bit ARM code (the A32 instruction set, "ARM mode")
+// at addr. Instructions are four bytes; a word that does not decode reads
+// as objdump's undefined instruction, and a tail shorter than a word is
+// BadText. Thumb code is not decoded here: callers tell it
+// apart by the object's mapping symbols and the Thumb bit of function
+// symbols (objtool does).
+func decodeARM(code []byte, addr uint64, sym Symbolizer) []Inst {
+	armDecode.Lock()
+	defer armDecode.Unlock()
+	return decodeWords(code, addr, func(b *textBuf, word []byte, pc uint64) string {
+		inst, ok := decodeOneARM(word)
+		if !ok {
+			if text, ok := vfpMultiple(binary.LittleEndian.Uint32(word)); ok {
+				return text
+			}
+			return armWord(word)
+		}
+		return safeFormat(b, func() { formatARM(b, inst, pc, sym) })
+	})
+}
+
+// Data returns the words of a data region of 32-bit ARM code (a literal
+// pool, which the object's $d mapping symbols mark) as objdump prints
+// them: one ".word 0x%08x" each, in byte order bo, a shorter tail as
+// ".short" and ".byte".
+func Data(code []byte, addr uint64, bo binary.ByteOrder) []Inst {
+	if bo == nil {
+		bo = binary.LittleEndian
+	}
+	insts := make([]Inst, 0, len(code)/4+2)
+	off := 0
+	for ; off+4 <= len(code); off += 4 {
+		insts = append(insts, Inst{Addr: addr + uint64(off), Len: 4, Text: fmt.Sprintf(".word\t0x%08x", bo.Uint32(code[off:]))})
+	}
+	if off+2 <= len(code) {
+		insts = append(insts, Inst{Addr: addr + uint64(off), Len: 2, Text: fmt.Sprintf(".short\t0x%04x", bo.Uint16(code[off:]))})
+		off += 2
+	}
+	if off < len(code) {
+		insts = append(insts, Inst{Addr: addr + uint64(off), Len: 1, Text: fmt.Sprintf(".byte\t0x%02x", code[off])})
+	}
+	return insts
+}
+
+// armWord is the text of a word that does not decode, objdump's for an
+// undefined instruction (which it also prints for the few coprocessor
+// and system instructions armasm does not decode).
+func armWord(b []byte) string {
+	return fmt.Sprintf("@ <UNDEFINED> instruction: 0x%08x", binary.LittleEndian.Uint32(b))
+}
+
+// decodeOneARM decodes the word src; ok is false for a word that does not
+// decode (a decoder panic included). The caller holds armDecode.
+func decodeOneARM(src []byte) (inst armasm.Inst, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	inst, err := armasm.Decode(src, armasm.ModeARM)
+	if err != nil {
+		inst, err = decodeSTRHighIndex(src)
+	}
+	if err != nil || inst.Op == 0 || inst.Len != 4 {
+		return armasm.Inst{}, false
+	}
+	return inst, true
+}
+
+// decodeSTRHighIndex decodes a word store with a register offset whose
+// index register is r8 to r15 (str ip, [r9, lr, lsl #2]), which armasm
+// (v0.33) rejects while it decodes the same store with r0 to r7 and the
+// loads with any: it decodes the word with the index's top bit clear and
+// puts the index back.
+func decodeSTRHighIndex(src []byte) (armasm.Inst, error) {
+	x := binary.LittleEndian.Uint32(src)
+	const mask, str = 0x0e500010, 0x06000000 // 011P U0W0 .... .... ....  ...0 ....: STR (register)
+	if x>>28 == 0xf || x&mask != str || x&8 == 0 {
+		return armasm.Inst{}, errNotSTR
+	}
+	var low [4]byte
+	binary.LittleEndian.PutUint32(low[:], x&^8)
+	inst, err := armasm.Decode(low[:], armasm.ModeARM)
+	if err != nil {
+		return inst, err
+	}
+	for i, a := range inst.Args {
+		if m, ok := a.(armasm.Mem); ok && m.Sign != 0 && m.Index == armasm.Reg(x&7) {
+			m.Index = armasm.Reg(x & 15)
+			inst.Args[i] = m
+			inst.Enc = x
+			return inst, nil
+		}
+	}
+	return armasm.Inst{}, errNotSTR
+}
+
+var errNotSTR = errors.New("not a store with a register offset")
+
+// formatARM writes the objdump text of inst at pc to b: the decoder's GNU
+// syntax, a tab after the mnemonic, branch targets as addresses with
+// their symbols ("bl 9e734 <runtime.morestack>"; the pc reads 8 bytes
+// ahead), barrier options by name, and objdump's comments: the target of
+// a pc-relative load, the hex of an immediate or offset above 32 or below
+// -16 (binutils' arm-dis.c rule), the one-register form of push and pop.
+func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
+	mnem, ops, _ := strings.Cut(armasm.GNUSyntax(inst), " ")
+	b.WriteString(mnem)
+	if inst.Op&^15 == armasm.NOP_EQ {
+		ops = "{0}" // the hint's number
+	}
+	if ops == "" {
+		return
+	}
+	b.WriteByte('\t')
+	switch {
+	case inst.Op == armasm.DMB || inst.Op == armasm.DSB:
+		if o, ok := inst.Args[0].(armasm.Imm); ok && int(o) < len(armBarrier) && armBarrier[o] != "" {
+			ops = armBarrier[o]
+		}
+	case inst.Op&^15 == armasm.VMRS_EQ:
+		ops = strings.Replace(ops, "apsr_nzcv", "APSR_nzcv", 1)
+	}
+	for _, a := range inst.Args {
+		if rel, ok := a.(armasm.PCRel); ok {
+			// GNUSyntax prints the target as ".+0x10".
+			args := strings.Split(ops, ", ")
+			for k, s := range args {
+				if strings.HasPrefix(s, ".") {
+					var tb textBuf
+					target(&tb, uint64(uint32(pc)+8+uint32(rel)), sym)
+					args[k] = tb.String()
+				}
+			}
+			b.WriteString(strings.Join(args, ", "))
+			return
+		}
+	}
+	b.WriteString(ops)
+	for _, a := range inst.Args {
+		var v int64
+		switch a := a.(type) {
+		case armasm.Mem:
+			if a.Sign != 0 {
+				continue // a register offset
+			}
+			if a.Base == armasm.PC && a.Mode == armasm.AddrOffset {
+				b.WriteString("\t@ ")
+				target(b, uint64(uint32(pc)+8+uint32(int32(a.Offset))), sym)
+				return
+			}
+			v = int64(a.Offset)
+		case armasm.Imm:
+			switch op := inst.Op &^ 15; {
+			case op == armasm.SVC_EQ || op == armasm.BKPT_EQ || strings.HasPrefix(mnem, "v"):
+				// objdump comments neither a call number nor a VFP
+				// immediate's encoding (for vmov it shows the value),
+				// and compares with zero as "#0.0".
+				if strings.HasPrefix(mnem, "vcmp") && strings.HasSuffix(ops, ", #0") {
+					b.WriteString(".0")
+				}
+				return
+			case op == armasm.MOVW_EQ || op == armasm.MOVT_EQ:
+				v = int64(uint32(a))
+			default:
+				v = int64(int32(a))
+			}
+		case armasm.RegList:
+			if bits.OnesCount16(uint16(a)) == 1 && (mnem == "push" || mnem == "pop") {
+				r := strings.Trim(ops, "{}")
+				if mnem == "push" {
+					b.WriteString("\t@ (str " + r + ", [sp, #-4]!)")
+				} else {
+					b.WriteString("\t@ (ldr " + r + ", [sp], #4)")
+				}
+				return
+			}
+			continue
+		default:
+			continue
+		}
+		if v > 32 || v < -16 {
+			b.WriteString("\t@ 0x")
+			b.Write(strconv.AppendUint(nil, uint64(uint32(v)), 16))
+		}
+		return
+	}
+}
+
+// armBarrier names the options of dmb and dsb as objdump prints them.
+var armBarrier = [16]string{1: "oshld", 2: "oshst", 3: "osh", 5: "nshld", 6: "nshst", 7: "nsh", 9: "ishld", 10: "ishst", 11: "ish", 13: "ld", 14: "st", 15: "sy"}
+
+// armCond spells the condition field of an instruction as objdump
+// suffixes it to the mnemonic ("" for always).
+var armCond = [15]string{"eq", "ne", "cs", "cc", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le", ""}
+
+// vfpMultiple decodes the VFP loads and stores of several registers,
+// which armasm (v0.33) does not: vldm and vstm in their increment-after
+// and decrement-before forms, and vpush and vpop, the forms on sp with
+// write-back that function prologues and epilogues use to save d8 to d15.
+// The text is objdump's: "vpush {d8-d9}", "vldmia r1!, {s2}".
+func vfpMultiple(x uint32) (string, bool) {
+	cond := x >> 28
+	if cond == 0xf || x&0x0e000e00 != 0x0c000a00 {
+		return "", false // not cond 110P UDWL Rn Vd 101x imm8
+	}
+	p, u, w, load := x>>24&1, x>>23&1, x>>21&1, x>>20&1
+	rn, imm8 := x>>16&15, x&0xff
+	var mode string
+	switch {
+	case p == 0 && u == 1:
+		mode = "ia"
+	case p == 1 && u == 0 && w == 1:
+		mode = "db"
+	default:
+		return "", false // vldr, vstr, or 64-bit transfers
+	}
+	var first, n uint32
+	kind := "s"
+	if x&0x100 != 0 {
+		if imm8&1 != 0 {
+			return "", false // fldmx and fstmx, deprecated
+		}
+		kind, first, n = "d", x>>18&16|x>>12&15, imm8/2
+		if n > 16 || first+n > 32 {
+			return "", false
+		}
+	} else {
+		first, n = x>>12&15<<1|x>>22&1, imm8
+		if first+n > 32 {
+			return "", false
+		}
+	}
+	if n == 0 || rn == 15 && w == 1 {
+		return "", false
+	}
+	list := fmt.Sprintf("{%s%d}", kind, first)
+	if n > 1 {
+		list = fmt.Sprintf("{%s%d-%s%d}", kind, first, kind, first+n-1)
+	}
+	c := armCond[cond]
+	switch {
+	case rn == 13 && w == 1 && load == 0 && mode == "db":
+		return "vpush" + c + "\t" + list, true
+	case rn == 13 && w == 1 && load == 1 && mode == "ia":
+		return "vpop" + c + "\t" + list, true
+	}
+	op := "vstm"
+	if load == 1 {
+		op = "vldm"
+	}
+	base := armRegName(rn)
+	if w == 1 {
+		base += "!"
+	}
+	return op + mode + c + "\t" + base + ", " + list, true
+}
+
+// armRegName is the name objdump gives core register r.
+func armRegName(r uint32) string {
+	switch r {
+	case 10:
+		return "sl"
+	case 11:
+		return "fp"
+	case 12:
+		return "ip"
+	case 13:
+		return "sp"
+	case 14:
+		return "lr"
+	case 15:
+		return "pc"
+	}
+	return "r" + strconv.Itoa(int(r))
+}
