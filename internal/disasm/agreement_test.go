@@ -55,6 +55,7 @@ func TestObjdumpAgreement(t *testing.T) {
 		// Go program each (Go's riscv64 code leaves out the compressed
 		// instructions clang's uses). ppc64 is big-endian.
 		{name: "riscv64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=riscv64-linux-gnu") }, tool: crossObjdump("riscv64-linux-gnu"), min: 0.975, minNoSym: 1},
+		{name: "riscv32-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=riscv32-linux-gnu") }, tool: crossObjdump("riscv64-linux-gnu"), min: 0.98, minNoSym: 1},
 		{name: "go-riscv64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "riscv64") }, tool: crossObjdump("riscv64-linux-gnu"), min: 0.985, minNoSym: 0.997},
 		{name: "ppc64le-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=powerpc64le-linux-gnu") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-ppc64le", file: func(t *testing.T) string { return buildGoArch(t, tmp, "ppc64le") }, tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.999, minNoSym: 0.999},

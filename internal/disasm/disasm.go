@@ -10,9 +10,10 @@
 // differences from objdump, all cosmetic, and the measured agreement.
 //
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
-// RISC-V (RV64GC), PowerPC64 (either byte order), 32-bit PowerPC, s390x,
-// LoongArch (LA64 with its LSX and LASX vector extensions) and 32-bit ARM
-// in ARM mode (A32; not Thumb, not NEON).
+// RISC-V (RV64GC; RV32GC with DecodeRV32), PowerPC64 (either byte
+// order), 32-bit PowerPC, s390x, LoongArch (LA64 with its LSX and LASX
+// vector extensions) and 32-bit ARM in ARM mode (A32; not Thumb, not
+// NEON).
 package disasm
 
 import (
@@ -61,7 +62,8 @@ func (e *UnsupportedMachineError) Error() string {
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
 // elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH, elf.EM_ARM) whose
 // instructions are in byte order bo (the object file's; it matters only
-// for PowerPC, which runs either way). EM_ARM code is decoded as ARM-mode
+// for PowerPC, which runs either way). EM_RISCV code is RV64GC (see
+// DecodeRV32 for a 32-bit file's). EM_ARM code is decoded as ARM-mode
 // (A32) instructions: telling Thumb code and literal pools apart, by the
 // object's mapping symbols, is the caller's (see Data). Intel syntax applies to x86 only; the others are in
 // GNU syntax. Bytes that do not decode become one instruction each (x86:

@@ -34,6 +34,7 @@ type decodeTest struct {
 	name  string
 	m     elf.Machine
 	bo    binary.ByteOrder // for PowerPC64; nil is little-endian
+	rv32  bool             // EM_RISCV code of a 32-bit file (DecodeRV32)
 	code  []byte
 	addr  uint64
 	intel bool
@@ -118,6 +119,9 @@ var decodeTests = []decodeTest{
 		want: []string{"fadd.d\tfa0,fa0,fa1,rne", "fadd.d\tfa0,fa0,fa1", "fcvt.d.w\tfa0,a0", "fmadd.d\tft0,ft0,fa0,ft1"}},
 	{name: "riscv undecodable", m: elf.EM_RISCV,
 		code: []byte{0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0, 0, 0}, want: []string{"unimp", ".2byte\t0xffff", ".2byte\t0xffff", ".byte\t0x1f, 0x00, 0x00, 0x00, 0x00, 0x00"}},
+	{name: "rv32 compressed jal, flw, fsw and a 32-bit address", m: elf.EM_RISCV, rv32: true, addr: 0x1000,
+		code: []byte{0x01, 0x28, 0xc8, 0x61, 0xb0, 0xe3, 0x32, 0x65, 0x2e, 0xe5, 0x01, 0x30, 0x37, 0x05, 0x00, 0x80, 0x13, 0x05, 0x05, 0x01},
+		want: []string{"jal\t0x1010", "flw\tfa0,4(a1)", "fsw\tfa2,64(a5)", "flw\tfa0,12(sp)", "fsw\tfa1,136(sp)", "jal\t0x80a", "lui\ta0,0x80000", "add\ta0,a0,16 # 0x80000010"}},
 	{name: "ppc64le extended mnemonics", m: elf.EM_PPC64, addr: 0x1000,
 		code: le32(0x788507e0, 0x7887f842, 0x7c651b78, 0x48000001, 0x7c64209e, 0),
 		want: []string{"clrldi  r5,r4,63", "srdi    r7,r4,1", "mr      r5,r3", "bl      0x100c", "iseleq  r3,r4,r4", ".long 0x0"}},
@@ -165,6 +169,9 @@ func TestDecode(t *testing.T) {
 			insts, err := Decode(tt.m, tt.bo, tt.code, tt.addr, tt.intel, tt.sym)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.rv32 {
+				insts = DecodeRV32(tt.code, tt.addr, tt.sym)
 			}
 			var got []string
 			for _, in := range insts {
@@ -231,7 +238,7 @@ func TestDecodeUnsupportedMachine(t *testing.T) {
 // FuzzDecode decodes any bytes at any address. mode selects the machine
 // (bits 0, 1, 3 and 4: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
 // ppc64le, 10 big-endian ppc64, 11 s390x, 16 to 19 LoongArch, 24 32-bit
-// ARM, 25 to 27 as 1 to 3) and the syntax (bit 2: Intel).
+// ARM, 25 RV32, 26 and 27 as 2 and 3) and the syntax (bit 2: Intel).
 // Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
@@ -248,19 +255,23 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x04, 0x8b, 0x2d, 0xed, 0x0e, 0xc1, 0x89, 0xe7, 0xfe, 0xff, 0xff, 0xea, 0x01}, uint64(0xfffffff8), uint8(24))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
 		type target struct {
-			m  elf.Machine
-			bo binary.ByteOrder
+			m    elf.Machine
+			bo   binary.ByteOrder
+			rv32 bool
 		}
 		targets := [...]target{
-			{elf.EM_X86_64, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
-			{elf.EM_RISCV, binary.LittleEndian}, {elf.EM_PPC64, binary.LittleEndian}, {elf.EM_PPC64, binary.BigEndian}, {elf.EM_S390, binary.BigEndian},
-			{elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian}, {elf.EM_LOONGARCH, binary.LittleEndian},
-			{elf.EM_ARM, binary.LittleEndian}, {elf.EM_X86_64, binary.LittleEndian}, {elf.EM_AARCH64, binary.LittleEndian}, {elf.EM_386, binary.LittleEndian},
+			{m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
+			{m: elf.EM_RISCV, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390, bo: binary.BigEndian},
+			{m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian},
+			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
 		}
 		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
 		insts, err := Decode(tg.m, tg.bo, code, addr, mode&4 != 0, syms)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tg.rv32 {
+			insts = DecodeRV32(code, addr, syms)
 		}
 		checkCover(t, insts, code, addr)
 	})
@@ -332,6 +343,9 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 				tool, arch = crossObjdump("aarch64-linux-gnu")(t), "aarch64"
 			case elf.EM_RISCV:
 				tool, arch = crossObjdump("riscv64-linux-gnu")(t), "riscv:rv64"
+				if tt.rv32 {
+					arch = "riscv:rv32"
+				}
 			case elf.EM_PPC64:
 				tool, arch, extra = crossObjdump("powerpc64le-linux-gnu")(t), "powerpc:common64", []string{"-EL"}
 				if tt.bo == binary.BigEndian {
@@ -390,6 +404,7 @@ func TestDecodeRandomBytes(t *testing.T) {
 		}
 		checkCover(t, insts, code, 0xffffffffff000000)
 	}
+	checkCover(t, DecodeRV32(code, 0xff000000, syms), code, 0xff000000)
 }
 
 // TestDecodeSymbolizerPanics checks that a panicking Symbolizer costs only

@@ -286,8 +286,11 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 				isData = d
 			}
 			insts, err := Decode(f.Machine, f.ByteOrder, code, cuts[i], intel, syms.lookup)
-			if isData {
+			switch {
+			case isData:
 				insts = Data(code, cuts[i], f.ByteOrder)
+			case f.Machine == elf.EM_RISCV && f.Class == elf.ELFCLASS32:
+				insts = DecodeRV32(code, cuts[i], syms.lookup)
 			}
 			if err != nil {
 				t.Fatal(err)

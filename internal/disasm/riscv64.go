@@ -14,12 +14,32 @@ import (
 // instruction of the length their low bits announce, in objdump's
 // ".2byte"/".4byte" form.
 func decodeRISCV64(code []byte, addr uint64, sym Symbolizer) []Inst {
+	return decodeRISCV(code, addr, sym, false)
+}
+
+// DecodeRV32 decodes 32-bit RISC-V (RV32GC) code at addr, which an ELF
+// file tells from RV64 code by its class (ELFCLASS32), not its machine:
+// the compressed encodings RV64 uses for c.addiw, c.ld, c.sd, c.ldsp and
+// c.sdsp are RV32's c.jal, c.flw, c.fsw, c.flwsp and c.fswsp, and
+// addresses are 32 bits. Otherwise it is Decode for elf.EM_RISCV.
+func DecodeRV32(code []byte, addr uint64, sym Symbolizer) []Inst {
+	return decodeRISCV(code, addr, sym, true)
+}
+
+// decodeRISCV decodes RV64GC code, or RV32GC code if rv32.
+func decodeRISCV(code []byte, addr uint64, sym Symbolizer, rv32 bool) []Inst {
 	insts := make([]Inst, 0, len(code)/3+1)
 	var b textBuf
-	var hi riscvHi
+	hi := riscvHi{rv32: rv32}
 	for off := 0; off < len(code); {
 		pc := addr + uint64(off)
-		inst, ok := decodeOneRISCV64(code[off:])
+		inst, ok := riscv64asm.Inst{}, false
+		if rv32 {
+			inst, ok = decodeRV32Compressed(code[off:])
+		}
+		if !ok {
+			inst, ok = decodeOneRISCV64(code[off:])
+		}
 		if !ok {
 			n := min(riscvLen(code[off]), len(code)-off)
 			insts = append(insts, Inst{Addr: pc, Len: n, Text: badRISCV64(code[off : off+n])})
@@ -32,6 +52,48 @@ func decodeRISCV64(code []byte, addr uint64, sym Symbolizer) []Inst {
 		off += inst.Len
 	}
 	return insts
+}
+
+// decodeRV32Compressed decodes the compressed instructions of RV32 whose
+// encodings RV64 gives to others, as the instructions they expand to
+// (objdump prints them so): c.jal as jal ra, c.flw and c.flwsp as flw,
+// c.fsw and c.fswsp as fsw. ok is false for any other bytes.
+func decodeRV32Compressed(src []byte) (inst riscv64asm.Inst, ok bool) {
+	if len(src) < 2 {
+		return inst, false
+	}
+	x := uint32(binary.LittleEndian.Uint16(src))
+	bit := func(i, n uint32) uint32 { return x >> i & (1<<n - 1) }
+	creg := func(i uint32) uint32 { return 8 + bit(i, 3) } // x8 to x15, f8 to f15
+	mem := func(base uint32, off uint32) riscv64asm.RegOffset {
+		return riscv64asm.RegOffset{OfsReg: riscv64asm.X0 + riscv64asm.Reg(base), Ofs: riscv64asm.Simm{Imm: int32(off), Decimal: true, Width: 12}}
+	}
+	f := func(r uint32) riscv64asm.Reg { return riscv64asm.F0 + riscv64asm.Reg(r) }
+	inst = riscv64asm.Inst{Enc: x, Len: 2}
+	switch x&3<<3 | bit(13, 3) {
+	case 1<<3 | 1: // c.jal: quadrant 1, funct3 001
+		off := bit(12, 1)<<11 | bit(8, 1)<<10 | bit(9, 2)<<8 | bit(6, 1)<<7 | bit(7, 1)<<6 | bit(2, 1)<<5 | bit(11, 1)<<4 | bit(3, 3)<<1
+		inst.Op = riscv64asm.JAL
+		inst.Args = riscv64asm.Args{riscv64asm.X1, riscv64asm.Simm{Imm: int32(off<<20) >> 20, Decimal: true, Width: 12}}
+	case 0<<3 | 3, 0<<3 | 7: // c.flw, c.fsw: quadrant 0, funct3 011 and 111
+		off := bit(10, 3)<<3 | bit(6, 1)<<2 | bit(5, 1)<<6
+		inst.Op = riscv64asm.FLW
+		if bit(13, 3) == 7 {
+			inst.Op = riscv64asm.FSW
+		}
+		inst.Args = riscv64asm.Args{f(creg(2)), mem(creg(7), off)}
+	case 2<<3 | 3: // c.flwsp: quadrant 2, funct3 011
+		off := bit(12, 1)<<5 | bit(4, 3)<<2 | bit(2, 2)<<6
+		inst.Op = riscv64asm.FLW
+		inst.Args = riscv64asm.Args{f(bit(7, 5)), mem(2, off)}
+	case 2<<3 | 7: // c.fswsp: quadrant 2, funct3 111
+		off := bit(9, 4)<<2 | bit(7, 2)<<6
+		inst.Op = riscv64asm.FSW
+		inst.Args = riscv64asm.Args{f(bit(2, 5)), mem(2, off)}
+	default:
+		return inst, false
+	}
+	return inst, true
 }
 
 // decodeOneRISCV64 decodes one instruction; ok is false for bytes that
@@ -102,6 +164,7 @@ func badRISCV64(b []byte) string {
 type riscvHi struct {
 	val   [32]uint64
 	valid [32]bool
+	rv32  bool // addresses are 32 bits
 }
 
 // riscvGPR and riscvFPR are the ABI names objdump prints for x0-x31 and
@@ -157,7 +220,11 @@ func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, 
 			b.WriteByte(',')
 		}
 		if isRel && i == len(args)-1 {
-			target(b, pc+uint64(rel), sym)
+			t := pc + uint64(rel)
+			if hi.rv32 {
+				t = uint64(uint32(t))
+			}
+			target(b, t, sym)
 			continue
 		}
 		if u, ok := inst.Args[1].(riscv64asm.Uimm); ok && i == 1 && inst.Op == riscv64asm.LUI {
@@ -309,6 +376,9 @@ func (h *riscvHi) address(inst riscv64asm.Inst, pc uint64) (uint64, bool) {
 	}
 	if wide {
 		addr = uint64(int64(int32(addr)))
+	}
+	if h.rv32 {
+		addr = uint64(uint32(addr))
 	}
 	return addr, true
 }

@@ -49,11 +49,6 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", file, start, end)
 	}
-	if b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32 {
-		// The decoder reads RV64, whose compressed instructions take
-		// some of RV32's encodings (RV32's c.jal is RV64's c.addiw).
-		return nil, decodeErr(file, errors.New("disasm: no decoder for 32-bit RISC-V (RV32) code"))
-	}
 	// An end on a symbol or section boundary is the End of a symbol from
 	// Symbols: one past its last byte.
 	if end > start && t.isBoundary(b, end) {
@@ -81,9 +76,12 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		}
 		var insts []disasm.Inst
 		var err error
-		if b.f.Machine == elf.EM_ARM {
+		switch {
+		case b.f.Machine == elf.EM_ARM:
 			insts, err = decodeARM(b.f, p, code, name)
-		} else {
+		case b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32:
+			insts = disasm.DecodeRV32(code, p.lo, name)
+		default:
 			insts, err = disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
 		}
 		if err != nil {
