@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"debug/elf"
 	"os"
 	"path/filepath"
@@ -15,7 +16,8 @@ import (
 )
 
 // TestOtherMachineJIT runs pprof on a profile of JIT code of each of the
-// other machines LLVM JITs for (64-bit, and 386 and 32-bit PowerPC): a clang object, its sections
+// other machines LLVM JITs for (64-bit, and 386, 32-bit PowerPC, ARMv7
+// and RV32): a clang object, its sections
 // scattered as a JIT loads them, in a -jit_dir, and a profile whose
 // samples fall in its functions, in an anonymous mapping as a JIT's code
 // is. -top names the functions, -disasm and -list show each with its own
@@ -31,6 +33,7 @@ func TestOtherMachineJIT(t *testing.T) {
 		triple string
 		flags  []string
 		insn   string // a mnemonic of the machine's code for work
+		clang  string // clang-14 if empty
 	}{
 		{triple: "riscv64-linux-gnu", insn: "lw"},
 		{triple: "powerpc64le-linux-gnu", insn: "cmpwi"},
@@ -38,10 +41,14 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "s390x-linux-gnu", insn: "l"},
 		{triple: "i386-linux-gnu", insn: "push"},     // 32-bit
 		{triple: "powerpc-linux-gnu", insn: "cmpwi"}, // 32-bit, big-endian
+		{triple: "armv7-linux-gnueabihf", flags: []string{"-marm"}, insn: "ldr"},
+		{triple: "riscv32-linux-gnu", insn: "lw"},
+		{triple: "loongarch64-linux-gnu", clang: "clang-19", insn: "ld.w"},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
 			t.Parallel()
-			clang := testenv.Tool(t, "clang-14", "clang-14")
+			clang := cmp.Or(m.clang, "clang-14")
+			clang = testenv.Tool(t, clang, clang)
 			dir := t.TempDir()
 			jitDir := filepath.Join(dir, "jit")
 			if err := os.Mkdir(jitDir, 0o755); err != nil {
@@ -57,7 +64,7 @@ func TestOtherMachineJIT(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := uint64(0x7f0000000000)
-			if strings.HasPrefix(m.triple, "i386") || strings.HasPrefix(m.triple, "powerpc-") {
+			if elf.Class(data[elf.EI_CLASS]) == elf.ELFCLASS32 {
 				base = 0x10000000
 			}
 			if _, err := synth.Scatter(data, synth.ScatterOptions{Base: base, Span: 1 << 28, Seed: 5}); err != nil {
