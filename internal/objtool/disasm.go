@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/ianlancetaylor/demangle"
@@ -78,7 +79,7 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		var err error
 		switch {
 		case b.f.Machine == elf.EM_ARM:
-			insts, err = decodeARM(b.f, p, code, name)
+			insts, err = decodeARM(b, p, code, name)
 		case b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32:
 			insts = disasm.DecodeRV32(code, p.lo, name)
 		default:
@@ -131,6 +132,7 @@ func appendWithLines(out []gdriver.Inst, insts []disasm.Inst, idx lineSource) []
 // piece is the part [lo, hi] of a code section to decode.
 type piece struct {
 	sec    *elfrel.Section
+	idx    int // sec's index
 	lo, hi uint64
 }
 
@@ -148,7 +150,7 @@ func codePieces(f *elfrel.File, start, end uint64) []piece {
 		if last < s.Addr || s.Addr > end || last < start {
 			continue // wraps around, or outside the range
 		}
-		out = append(out, piece{sec: s, lo: max(start, s.Addr), hi: min(end, last)})
+		out = append(out, piece{sec: s, idx: i, lo: max(start, s.Addr), hi: min(end, last)})
 	}
 	slices.SortFunc(out, func(a, b piece) int { return cmp.Compare(a.lo, b.lo) })
 	return out
@@ -158,66 +160,102 @@ func codePieces(f *elfrel.File, start, end uint64) []piece {
 // set, which golang.org/x/arch does not decode.
 var errThumb = errors.New("disasm: no decoder for 32-bit ARM Thumb code")
 
-// decodeARM decodes code, the piece p of a 32-bit ARM file f, as objdump
-// does: by the ELF mapping symbols of p's section, which mark where ARM
-// code ($a), Thumb code ($t) and data ($d, a literal pool) begin; data
-// reads as ".word" (disasm.Data). Code without mapping symbols is ARM
-// unless a function symbol in it has the Thumb bit (an odd value). Thumb
-// code is an error.
-func decodeARM(f *elfrel.File, p piece, code []byte, sym disasm.Symbolizer) ([]disasm.Inst, error) {
-	type mark struct {
-		addr uint64
-		kind byte // 'a', 't' or 'd'
-	}
-	if f.ByteOrder == binary.BigEndian {
+// armSection is what the symbols of a 32-bit ARM file say of one of its
+// sections: where its mapping symbols start ARM code ($a), Thumb code
+// ($t) and data ($d, a literal pool), in address order, and the ranges
+// of its functions whose symbols have the Thumb bit.
+type armSection struct {
+	marks []armMark
+	thumb [][2]uint64 // [start, end)
+}
+
+type armMark struct {
+	addr uint64
+	kind byte // 'a', 't' or 'd'
+}
+
+// armMapping returns, by section index, what the symbols of the 32-bit
+// ARM file b say of its sections, reading them on first use.
+func armMapping(b *binFile) map[int]*armSection {
+	b.armOnce.Do(func() {
+		b.arm = map[int]*armSection{}
+		syms, _ := b.f.Symbols()
+		for i := range syms {
+			s := &syms[i]
+			if s.Section == 0 {
+				continue
+			}
+			as := b.arm[s.Section]
+			if as == nil {
+				as = &armSection{}
+				b.arm[s.Section] = as
+			}
+			addr := b.f.SymbolAddr(s)
+			if n := s.Name; len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && (n[1] == 'a' || n[1] == 't' || n[1] == 'd') {
+				as.marks = append(as.marks, armMark{addr, n[1]})
+			} else if s.Type() == elf.STT_FUNC && addr&1 != 0 {
+				as.thumb = append(as.thumb, [2]uint64{addr - 1, addr - 1 + max(s.Size, 1)})
+			}
+		}
+		for _, as := range b.arm {
+			slices.SortStableFunc(as.marks, func(x, y armMark) int { return cmp.Compare(x.addr, y.addr) })
+		}
+	})
+	return b.arm
+}
+
+// decodeARM decodes code, the piece p of the 32-bit ARM file b, as
+// objdump does: by the mapping symbols of p's section, ARM code as ARM
+// code and data as ".word"s (disasm.Data). Code without mapping symbols
+// is ARM unless a function symbol in it has the Thumb bit (an odd value).
+// Thumb code is an error.
+func decodeARM(b *binFile, p piece, code []byte, sym disasm.Symbolizer) ([]disasm.Inst, error) {
+	if b.f.ByteOrder == binary.BigEndian {
 		return nil, errors.New("disasm: no decoder for big-endian 32-bit ARM code")
 	}
-	var marks []mark
-	syms, _ := f.Symbols()
-	for i := range syms {
-		s := &syms[i]
-		if s.Section == 0 || &f.Sections[s.Section] != p.sec {
-			continue
-		}
-		addr := f.SymbolAddr(s)
-		if n := s.Name; len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && (n[1] == 'a' || n[1] == 't' || n[1] == 'd') {
-			marks = append(marks, mark{addr, n[1]})
-		} else if s.Type() == elf.STT_FUNC && addr&1 != 0 && addr-1 <= p.hi && addr-1+max(s.Size, 1) > p.lo {
+	as := armMapping(b)[p.idx]
+	if as == nil {
+		as = &armSection{}
+	}
+	for _, r := range as.thumb {
+		if r[0] <= p.hi && r[1] > p.lo {
 			return nil, errThumb
 		}
 	}
-	slices.SortStableFunc(marks, func(a, b mark) int { return cmp.Compare(a.addr, b.addr) })
+	// The run of one kind that holds lo ends before the first mark above
+	// it.
 	kind := byte('a')
+	i := sort.Search(len(as.marks), func(i int) bool { return as.marks[i].addr > p.lo })
+	if i > 0 {
+		kind = as.marks[i-1].kind
+	}
 	var out []disasm.Inst
-	for lo := p.lo; lo <= p.hi; {
+	for lo := p.lo; ; {
 		hi := p.hi // the last byte of this run
-		for _, m := range marks {
-			if m.addr <= lo {
-				kind = m.kind
-			} else if m.addr <= p.hi {
-				hi = m.addr - 1
-				break
-			}
+		if i < len(as.marks) && as.marks[i].addr <= p.hi {
+			hi = as.marks[i].addr - 1
 		}
 		run := code[lo-p.lo : hi-p.lo+1]
 		switch kind {
 		case 't':
 			return nil, errThumb
 		case 'd':
-			out = append(out, disasm.Data(run, lo, f.ByteOrder)...)
+			out = append(out, disasm.Data(run, lo, b.f.ByteOrder)...)
 		default:
-			insts, err := disasm.Decode(elf.EM_ARM, f.ByteOrder, run, lo, false, sym)
+			insts, err := disasm.Decode(elf.EM_ARM, b.f.ByteOrder, run, lo, false, sym)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, insts...)
 		}
 		if hi == p.hi {
-			break
+			return out, nil
 		}
-		lo = hi + 1
+		lo, kind = hi+1, as.marks[i].kind
+		for i++; i < len(as.marks) && as.marks[i].addr <= lo; i++ {
+			kind = as.marks[i].kind // marks at one address: the last
+		}
 	}
-	return out, nil
 }
 
 // fallbackFor returns the fallback tool if the file was handed to it.

@@ -5,15 +5,19 @@ import (
 	"bytes"
 	"cmp"
 	"debug/elf"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/jitsym/synth"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -251,4 +255,66 @@ func firstField(text string) string {
 		return f[0]
 	}
 	return ""
+}
+
+// TestDecodeARMMappingSymbols: 32-bit ARM code is decoded by the runs
+// its mapping symbols mark, a run starting wherever the piece asked for
+// does (in data too), the last of several marks at one address counting;
+// Thumb code, marked or a function with the Thumb bit, is refused.
+func TestDecodeARMMappingSymbols(t *testing.T) {
+	mov := []byte{0x01, 0x00, 0xa0, 0xe3} // mov r0, #1
+	var code []byte
+	for _, w := range [][]byte{mov, mov, {0x3c, 0, 0, 0}, {0x20, 0x83, 0xb8, 0xed}, mov} {
+		code = append(code, w...)
+	}
+	b := &binFile{f: &elfrel.File{ByteOrder: binary.LittleEndian}}
+	b.armOnce.Do(func() {})
+	sec := &elfrel.Section{Addr: 0x1000, Size: uint64(len(code))}
+	for _, tt := range []struct {
+		name  string
+		as    armSection
+		lo    uint64
+		want  []string
+		thumb bool
+	}{
+		{name: "no marks", lo: 0x1000, want: []string{"mov\tr0, #1", "mov\tr0, #1", "andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
+		{name: "a literal pool", lo: 0x1000,
+			as:   armSection{marks: []armMark{{0x1000, 'a'}, {0x1008, 'd'}, {0x1010, 'd'}, {0x1010, 'a'}}},
+			want: []string{"mov\tr0, #1", "mov\tr0, #1", ".word\t0x0000003c", ".word\t0xedb88320", "mov\tr0, #1"}},
+		{name: "from inside the pool", lo: 0x100c,
+			as:   armSection{marks: []armMark{{0x1000, 'a'}, {0x1008, 'd'}, {0x1010, 'a'}}},
+			want: []string{".word\t0xedb88320", "mov\tr0, #1"}},
+		{name: "a Thumb run", lo: 0x1000, as: armSection{marks: []armMark{{0x1000, 'a'}, {0x1010, 't'}}}, thumb: true},
+		{name: "a Thumb function", lo: 0x1000, as: armSection{thumb: [][2]uint64{{0x1004, 0x1008}}}, thumb: true},
+		{name: "a Thumb function elsewhere", lo: 0x1008, as: armSection{thumb: [][2]uint64{{0x1004, 0x1008}}},
+			want: []string{"andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			as := tt.as
+			b.arm = map[int]*armSection{3: &as}
+			p := piece{sec: sec, idx: 3, lo: tt.lo, hi: sec.Addr + sec.Size - 1}
+			insts, err := decodeARM(b, p, code[tt.lo-sec.Addr:], nil)
+			if tt.thumb {
+				if !errors.Is(err, errThumb) {
+					t.Fatalf("got %v, %v; want the Thumb error", insts, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			next := tt.lo
+			for _, in := range insts {
+				if in.Addr != next {
+					t.Errorf("instruction at %#x, want %#x", in.Addr, next)
+				}
+				next = in.Addr + uint64(in.Len)
+				got = append(got, in.Text)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %q,\nwant %q", got, tt.want)
+			}
+		})
+	}
 }

@@ -111,6 +111,9 @@ type binFile struct {
 	syms     []symbol // sorted by address; see symbols.go
 	symsErr  error
 
+	armOnce sync.Once
+	arm     map[int]*armSection // a 32-bit ARM file's code sections; see armMapping
+
 	answers answers // what Prefetch found
 }
 
