@@ -65,13 +65,14 @@ func (e *UnsupportedMachineError) Error() string {
 // for PowerPC, which runs either way). EM_RISCV code is RV64GC (see
 // DecodeRV32 for a 32-bit file's). EM_ARM code is decoded as ARM-mode
 // (A32) instructions: telling Thumb code and literal pools apart, by the
-// object's mapping symbols, is the caller's (see Data). Intel syntax applies to x86 only; the others are in
-// GNU syntax. Bytes that do not decode become one instruction each (x86:
-// one byte; AArch64, LoongArch and ARM: four) and decoding continues after
-// them, so the result covers all of code, in address order. Decoding is
-// linear in len(code). A panic while decoding or formatting one
-// instruction, one in sym included, makes that instruction BadText rather
-// than ending the process. The only error is *UnsupportedMachineError.
+// object's mapping symbols, is the caller's (see Data). Intel syntax
+// applies to x86 only; the others are in GNU syntax. Bytes that do not
+// decode become one instruction each (x86: one byte; AArch64, LoongArch
+// and ARM: four) and decoding continues after them, so the result covers
+// all of code, in address order. Decoding is linear in len(code). A panic
+// while decoding or formatting one instruction, one in sym included,
+// makes that instruction BadText rather than ending the process. The only
+// error is *UnsupportedMachineError.
 func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelSyntax bool, sym Symbolizer) ([]Inst, error) {
 	switch m {
 	case elf.EM_X86_64:
