@@ -38,9 +38,9 @@ func decodeOneLoong64(src []byte) (inst loong64asm.Inst, ok bool) {
 }
 
 // formatLoong64 writes the objdump text of inst at pc to b. The decoder's
-// GNU syntax is the text of GNU objdump 2.41 and later (aliases such as
-// move, ret, bgtz; unsigned immediates in hex, signed ones in decimal,
-// branch offsets in bytes); binutils lays it out as the mnemonic padded
+// GNU syntax follows current GNU objdump (aliases such as move, ret,
+// bgtz; unsigned immediates in hex, signed ones in decimal, branch
+// offsets in bytes); binutils lays it out as the mnemonic padded
 // to 12 columns, a tab and the operands, and follows a branch with a tab,
 // "# " and its target, as objdump prints addresses.
 func formatLoong64(b *textBuf, inst loong64asm.Inst, pc uint64, sym Symbolizer) {
