@@ -37,6 +37,7 @@ func TestOtherMachineJIT(t *testing.T) {
 	}{
 		{triple: "riscv64-linux-gnu", insn: "lw"},
 		{triple: "powerpc64le-linux-gnu", insn: "cmpwi"},
+		{triple: "powerpc64-linux-gnu", insn: "cmpwi"}, // ELFv1: function descriptors
 		{triple: "powerpc64-linux-gnu", flags: []string{"-mabi=elfv2"}, insn: "cmpwi"},
 		{triple: "s390x-linux-gnu", insn: "l"},
 		{triple: "i386-linux-gnu", insn: "push"},     // 32-bit
@@ -45,7 +46,7 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "riscv32-linux-gnu", insn: "lw"},
 		{triple: "loongarch64-linux-gnu", clang: "clang-19", insn: "ld.w"},
 	} {
-		t.Run(m.triple, func(t *testing.T) {
+		t.Run(m.triple+strings.Join(m.flags, ""), func(t *testing.T) {
 			t.Parallel()
 			clang := cmp.Or(m.clang, "clang-14")
 			clang = testenv.Tool(t, clang, clang)
@@ -129,6 +130,10 @@ func writeFunctionProfile(t *testing.T, obj, path string, base uint64, weights m
 	if err != nil {
 		t.Fatal(err)
 	}
+	opd, err := f.FunctionDescriptors()
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := &profile.Mapping{ID: 1, Start: base, Limit: base + 1<<30}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
@@ -143,6 +148,9 @@ func writeFunctionProfile(t *testing.T, obj, path string, base uint64, weights m
 			continue
 		}
 		start := f.CodeAddr(s)
+		if code, ok := opd[start]; ok {
+			start = code // ELFv1: the symbol is the function's descriptor
+		}
 		for a := start; a < start+s.Size; a += 4 {
 			l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Address: a}
 			p.Location = append(p.Location, l)

@@ -29,6 +29,7 @@ package jitsym
 import (
 	"debug/elf"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -212,8 +213,15 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	}
 	// The symbol table and the DWARF are indexed at the same time: they
 	// fill different fields of s.
+	// Under 64-bit PowerPC's ELFv1 ABI a function's symbol names its
+	// descriptor in .opd: the name goes to the code it points to, as
+	// llvm-symbolizer gives it.
+	opd, err := f.FunctionDescriptors()
+	if err != nil {
+		s.warnings = append(s.warnings, fmt.Sprintf("%v; its functions' symbols name their descriptors, not their code", err))
+	}
 	syms := make(chan error, 1)
-	go func() { syms <- s.buildSymbols(f, each) }()
+	go func() { syms <- s.buildSymbols(f, each, opd) }()
 	qualify := f.Type == elf.ET_REL
 	l, err := debug.DebugLoader()
 	if err == nil {

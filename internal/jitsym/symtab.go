@@ -24,10 +24,13 @@ import (
 // before it, whose name llvm-symbolizer prints as the file of a frame
 // that DWARF gives no file for.
 //
+// A function symbol at a 64-bit PowerPC ELFv1 function descriptor (a key
+// of opd) names the code the descriptor points to.
+//
 // It reads the symbol table a chunk at a time, twice: once to count the
 // candidates, once to collect them; the names it keeps are copied into
 // one string, Symbolizer.symNames.
-func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(int, *elfrel.Symbol) error) error) error {
+func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(int, *elfrel.Symbol) error) error, opd map[uint64]uint64) error {
 	wanted := func(sym *elfrel.Symbol) bool {
 		switch sym.Type() {
 		case elf.STT_NOTYPE, elf.STT_FUNC, elf.STT_OBJECT, elf.STT_GNU_IFUNC:
@@ -66,9 +69,15 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 			return nil
 		}
 		c := cand{addr: f.CodeAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
+		code, isDesc := opd[c.addr]
+		if isDesc && sym.Type() == elf.STT_FUNC {
+			c.addr = code // ELFv1: the symbol is the function's descriptor
+		}
 		c.end = c.addr + c.size
 		if c.size == 0 {
-			if f.Type == elf.ET_REL {
+			if isDesc {
+				c.end = 0 // up to the next symbol
+			} else if f.Type == elf.ET_REL {
 				sec := &f.Sections[sym.Section]
 				c.end = sec.Addr + sec.Size
 			} else {

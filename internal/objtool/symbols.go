@@ -68,7 +68,18 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 		sec        int
 	}
 	var all []entry
-	err := each(true, func(k int, s *elfrel.Symbol) error {
+	// Under 64-bit PowerPC's ELFv1 ABI a function's symbol names its
+	// descriptor in .opd: the group is put at the code the descriptor
+	// points to, as llvm-symbolizer and objdump do.
+	opd, err := f.FunctionDescriptors()
+	if err != nil {
+		return nil, err
+	}
+	var codeSecs sectionsByAddr
+	if opd != nil {
+		codeSecs = codeSections(f)
+	}
+	err = each(true, func(k int, s *elfrel.Symbol) error {
 		if k == 0 || s.Shndx == elf.SHN_UNDEF || s.Name == "" {
 			return nil
 		}
@@ -85,7 +96,11 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 			// address.
 			return nil
 		}
-		all = append(all, entry{addr: f.CodeAddr(s), size: s.Size, name: strings.Clone(s.Name), sec: s.Section})
+		addr, sec := f.CodeAddr(s), s.Section
+		if code, ok := opd[addr]; ok && s.Type() == elf.STT_FUNC {
+			addr, sec = code, codeSecs.at(code)
+		}
+		all = append(all, entry{addr: addr, size: s.Size, name: strings.Clone(s.Name), sec: sec})
 		return nil
 	})
 	if err != nil {
@@ -117,6 +132,37 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 		i = j
 	}
 	return out, nil
+}
+
+// sectionsByAddr lists the loaded, executable sections of a file by
+// address: their indexes, sorted by start.
+type sectionsByAddr struct {
+	f   *elfrel.File
+	idx []int
+}
+
+// codeSections returns f's code sections by address.
+func codeSections(f *elfrel.File) sectionsByAddr {
+	c := sectionsByAddr{f: f}
+	for i := 1; i < len(f.Sections); i++ {
+		if s := &f.Sections[i]; s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) == elf.SHF_ALLOC|elf.SHF_EXECINSTR && s.Size > 0 {
+			c.idx = append(c.idx, i)
+		}
+	}
+	slices.SortFunc(c.idx, func(a, b int) int { return cmp.Compare(f.Sections[a].Addr, f.Sections[b].Addr) })
+	return c
+}
+
+// at returns the index of the code section holding addr, or 0.
+func (c sectionsByAddr) at(addr uint64) int {
+	j := sort.Search(len(c.idx), func(j int) bool { return c.f.Sections[c.idx[j]].Addr > addr }) - 1
+	if j < 0 {
+		return 0
+	}
+	if s := &c.f.Sections[c.idx[j]]; addr-s.Addr < s.Size {
+		return c.idx[j]
+	}
+	return 0
 }
 
 // lookupSymbol returns the group holding x, or nil.
