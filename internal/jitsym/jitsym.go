@@ -211,8 +211,6 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	if !f.HasSymbols() && f.Type != elf.ET_REL {
 		each = f.EachDynamicSymbol
 	}
-	// The symbol table and the DWARF are indexed at the same time: they
-	// fill different fields of s.
 	// Under 64-bit PowerPC's ELFv1 ABI a function's symbol names its
 	// descriptor in .opd: the name goes to the code it points to, as
 	// llvm-symbolizer gives it.
@@ -220,6 +218,8 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	if err != nil {
 		s.warnings = append(s.warnings, fmt.Sprintf("%v; its functions' symbols name their descriptors, not their code", err))
 	}
+	// The symbol table and the DWARF are indexed at the same time: they
+	// fill different fields of s.
 	syms := make(chan error, 1)
 	go func() { syms <- s.buildSymbols(f, each, opd) }()
 	qualify := f.Type == elf.ET_REL

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/elftest"
 	"github.com/jitpprof/pprof/internal/jitsym/synth"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -317,5 +318,44 @@ func TestDecodeARMMappingSymbols(t *testing.T) {
 				t.Errorf("got %q,\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMalformedDescriptorsWarn: an ELFv1 object whose .opd relocations
+// are broken keeps its symbols, at their descriptors, and the object tool
+// says once what is wrong with the file.
+func TestMalformedDescriptorsWarn(t *testing.T) {
+	bo := binary.BigEndian
+	symtab, strtab := elftest.Symtab(bo, []elftest.Symbol{
+		{Info: byte(elf.STT_SECTION), Shndx: 1},
+		{Name: "f", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Shndx: 2, Size: 8},
+	})
+	bad := elftest.RelaData(bo, []elftest.Rela{{Off: 0, Sym: 9, Type: uint32(elf.R_PPC64_ADDR64)}})
+	data := elftest.File{Machine: elf.EM_PPC64, Order: bo, Sections: []elftest.Section{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: 0x10000000, Data: make([]byte, 8)},
+		{Name: ".opd", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addr: 0x10001000, Data: make([]byte, 24)},
+		{Name: ".symtab", Type: elf.SHT_SYMTAB, Data: symtab, Link: 4, Info: 2, Entsize: elftest.SymSize},
+		{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab},
+		{Name: ".rela.opd", Type: elf.SHT_RELA, Data: bad, Link: 3, Info: 2, Entsize: elftest.RelaSize},
+	}}.Bytes()
+	obj := filepath.Join(t.TempDir(), "v1.o")
+	if err := os.WriteFile(obj, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	tool := New(Options{Warn: func(msg string) { warnings = append(warnings, msg) }})
+	defer tool.Close()
+	of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		syms, err := of.Symbols(regexp.MustCompile("^f$"), 0)
+		if err != nil || len(syms) != 1 || syms[0].Start != 0x10001000 {
+			t.Fatalf("Symbols(f) = %+v, %v; want f at its descriptor, 0x10001000", syms, err)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], obj) || !strings.Contains(warnings[0], "symbol index 9") {
+		t.Errorf("warnings %q, want one naming %s and the bad relocation", warnings, obj)
 	}
 }

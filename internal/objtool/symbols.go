@@ -3,6 +3,7 @@ package objtool
 import (
 	"cmp"
 	"debug/elf"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -52,7 +53,15 @@ func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 				each = f.EachDynamicSymbol
 			}
 		}
-		b.syms, b.symsErr = readSymbols(f, each)
+		// Under 64-bit PowerPC's ELFv1 ABI a function's symbol names
+		// its descriptor in .opd: its group is put at the code the
+		// descriptor points to, as llvm-symbolizer and objdump do. The
+		// binary has the descriptors, where a debug file has none.
+		opd, err := b.f.FunctionDescriptors()
+		if err != nil {
+			t.sayOnce("opd "+b.path, fmt.Sprintf("%v; its functions' symbols name their descriptors, not their code", err))
+		}
+		b.syms, b.symsErr = readSymbols(f, each, opd)
 		if debug != nil {
 			debug.Close()
 		}
@@ -61,25 +70,20 @@ func (t *Tool) symbols(b *binFile) ([]symbol, error) {
 }
 
 // readSymbols groups the symbols each lists.
-func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error) error) ([]symbol, error) {
+// A function symbol at a key of opd (an ELFv1 function descriptor) is
+// put at its code.
+func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error) error, opd map[uint64]uint64) ([]symbol, error) {
 	type entry struct {
 		addr, size uint64
 		name       string
 		sec        int
 	}
 	var all []entry
-	// Under 64-bit PowerPC's ELFv1 ABI a function's symbol names its
-	// descriptor in .opd: the group is put at the code the descriptor
-	// points to, as llvm-symbolizer and objdump do.
-	opd, err := f.FunctionDescriptors()
-	if err != nil {
-		return nil, err
-	}
 	var codeSecs sectionsByAddr
 	if opd != nil {
 		codeSecs = codeSections(f)
 	}
-	err = each(true, func(k int, s *elfrel.Symbol) error {
+	err := each(true, func(k int, s *elfrel.Symbol) error {
 		if k == 0 || s.Shndx == elf.SHN_UNDEF || s.Name == "" {
 			return nil
 		}
