@@ -166,12 +166,9 @@ var decodeTests = []decodeTest{
 func TestDecode(t *testing.T) {
 	for _, tt := range decodeTests {
 		t.Run(tt.name, func(t *testing.T) {
-			insts, err := Decode(tt.m, tt.bo, tt.code, tt.addr, tt.intel, tt.sym)
+			insts, err := decodeFor(tt.m, tt.bo, tt.rv32, tt.code, tt.addr, tt.intel, tt.sym)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if tt.rv32 {
-				insts = DecodeRV32(tt.code, tt.addr, tt.sym)
 			}
 			var got []string
 			for _, in := range insts {
@@ -183,6 +180,15 @@ func TestDecode(t *testing.T) {
 			checkCover(t, insts, tt.code, tt.addr)
 		})
 	}
+}
+
+// decodeFor is Decode, or DecodeRV32 for the code of a 32-bit RISC-V
+// file (rv32).
+func decodeFor(m elf.Machine, bo binary.ByteOrder, rv32 bool, code []byte, addr uint64, intel bool, sym Symbolizer) ([]Inst, error) {
+	if rv32 {
+		return DecodeRV32(code, addr, sym), nil
+	}
+	return Decode(m, bo, code, addr, intel, sym)
 }
 
 // le32 encodes AArch64 instruction words.
@@ -266,12 +272,9 @@ func FuzzDecode(f *testing.F) {
 			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
 		}
 		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
-		insts, err := Decode(tg.m, tg.bo, code, addr, mode&4 != 0, syms)
+		insts, err := decodeFor(tg.m, tg.bo, tg.rv32, code, addr, mode&4 != 0, syms)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if tg.rv32 {
-			insts = DecodeRV32(code, addr, syms)
 		}
 		checkCover(t, insts, code, addr)
 	})
