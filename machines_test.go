@@ -17,7 +17,7 @@ import (
 
 // TestOtherMachineJIT runs pprof on a profile of JIT code of each of the
 // other machines LLVM JITs for (64-bit, and 386, 32-bit PowerPC, ARMv7
-// and RV32): a clang object, its sections
+// in ARM and Thumb-2 code, and RV32): a clang object, its sections
 // scattered as a JIT loads them, in a -jit_dir, and a profile whose
 // samples fall in its functions, in an anonymous mapping as a JIT's code
 // is. -top names the functions, -disasm and -list show each with its own
@@ -43,6 +43,7 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "i386-linux-gnu", insn: "push"},     // 32-bit
 		{triple: "powerpc-linux-gnu", insn: "cmpwi"}, // 32-bit, big-endian
 		{triple: "armv7-linux-gnueabihf", flags: []string{"-marm"}, insn: "ldr"},
+		{triple: "armv7-linux-gnueabihf", flags: []string{"-mthumb"}, insn: "ldr.w"}, // Thumb-2
 		{triple: "riscv32-linux-gnu", insn: "lw"},
 		{triple: "loongarch64-linux-gnu", clang: "clang-19", insn: "ld.w"},
 	} {

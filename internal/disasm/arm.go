@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -26,10 +27,19 @@ func decodeARM(code []byte, addr uint64, sym Symbolizer) []Inst {
 	armDecode.Lock()
 	defer armDecode.Unlock()
 	return decodeWords(code, addr, func(b *textBuf, word []byte, pc uint64) string {
+		if binary.LittleEndian.Uint32(word) == 0xe1a00000 {
+			return "nop\t\t\t@ (mov r0, r0)" // objdump's name for it
+		}
 		inst, ok := decodeOneARM(word)
 		if !ok {
-			if text, ok := vfpMultiple(binary.LittleEndian.Uint32(word)); ok {
+			x := binary.LittleEndian.Uint32(word)
+			if text, ok := vfpMultiple(x); ok {
 				return text
+			}
+			if x>>28 != 15 {
+				if text, ok := coprocessorTransfer(x, armCond[x>>28]); ok {
+					return text
+				}
 			}
 			return armWord(word)
 		}
@@ -177,12 +187,17 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 				if strings.HasPrefix(mnem, "vcmp") && strings.HasSuffix(ops, ", #0") {
 					b.WriteString(".0")
 				}
+				if inst.Op&^15 == armasm.VMOV_EQ_F32 || inst.Op&^15 == armasm.VMOV_EQ_F64 {
+					vfpImmComment(b, inst.Enc>>12&0xf0|inst.Enc&0xf)
+				}
 				return
 			case op == armasm.MOVW_EQ || op == armasm.MOVT_EQ:
 				v = int64(uint32(a))
 			default:
 				v = int64(int32(a))
 			}
+		case armasm.ImmAlt:
+			v = int64(uint32(a.Imm())) // "#228, 20": the rotated value
 		case armasm.RegList:
 			if bits.OnesCount16(uint16(a)) == 1 && (mnem == "push" || mnem == "pop") {
 				r := strings.Trim(ops, "{}")
@@ -203,6 +218,30 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 		}
 		return
 	}
+}
+
+// vfpImmComment writes objdump's comment on the 8-bit immediate imm8 of
+// a VFP vmov: the single-precision bits VFPExpandImm makes of it (for
+// vmov.f64 too) and the value, with one decimal if it has at most one
+// binary fraction digit, three if at most three, seven beyond:
+// "@ 0x3f800000  1.0", "@ 0x40100000  2.250", "@ 0xbe080000 -0.1328125".
+func vfpImmComment(b *textBuf, imm8 uint32) {
+	bb := imm8 >> 6 & 1
+	v := imm8>>7<<31 | (bb^1)<<30 | bb*0x1f<<25 | imm8>>4&3<<23 | imm8&15<<19
+	f := math.Float32frombits(v)
+	digits := 7
+	switch {
+	case f*2 == float32(int32(f*2)):
+		digits = 1
+	case f*8 == float32(int32(f*8)):
+		digits = 3
+	}
+	sign := " "
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	b.WriteString("\t@ 0x")
+	b.WriteString(fmt.Sprintf("%08x %s%.*f", v, sign, digits, f))
 }
 
 // armBarrier names the options of dmb and dsb as objdump prints them.
@@ -291,4 +330,65 @@ func armRegName(r uint32) string {
 		return "pc"
 	}
 	return "r" + strconv.Itoa(int(r))
+}
+
+// coprocessorTransfer decodes mrc and mcr, the moves between a core
+// register and a coprocessor's (the thread pointer is read with mrc 15,
+// 0, r0, cr13, cr0, {3}), in their ARM encoding x with condition
+// suffix c ("" for always), as objdump prints them; armasm decodes
+// neither. The VFP transfers (coprocessors 10 and 11) are not these.
+func coprocessorTransfer(x uint32, c string) (string, bool) {
+	if c == "al" {
+		c = ""
+	}
+	cp := x >> 8 & 15
+	if x&0x0fe00000 == 0x0c400000 {
+		return coprocessorPair(x, c)
+	}
+	if x&0x0f000010 != 0x0e000010 || cp == 10 || cp == 11 {
+		return "", false
+	}
+	name, rt := "mcr", r(x>>12)
+	if x&(1<<20) != 0 {
+		name = "mrc"
+		if x>>12&15 == 15 {
+			rt = "APSR_nzcv" // the flags, not pc
+		}
+	}
+	return name + c + "\t" + strconv.Itoa(int(cp)) + ", " + strconv.Itoa(int(x>>21&7)) + ", " + rt +
+		", cr" + strconv.Itoa(int(x>>16&15)) + ", cr" + strconv.Itoa(int(x&15)) + ", {" + strconv.Itoa(int(x>>5&7)) + "}", true
+}
+
+// coprocessorPair decodes the moves between two core registers and a
+// coprocessor, ARM encoding x with condition suffix c: vmov of a
+// doubleword or two singles (coprocessors 11 and 10), which armasm does
+// not decode, and mcrr and mrrc of other coprocessors.
+func coprocessorPair(x uint32, c string) (string, bool) {
+	cp, toCore := x>>8&15, x&(1<<20) != 0
+	rt, rt2, m := r(x>>12), r(x>>16), x&15
+	if (cp == 10 || cp == 11) && x&0xd0 == 0x10 {
+		var fp string
+		if cp == 11 {
+			fp = "d" + strconv.Itoa(int(x>>1&16|m))
+		} else {
+			n := m<<1 | x>>5&1
+			if n == 31 {
+				return "", false
+			}
+			fp = "s" + strconv.Itoa(int(n)) + ", s" + strconv.Itoa(int(n+1))
+		}
+		if toCore {
+			return "vmov" + c + "\t" + rt + ", " + rt2 + ", " + fp, true
+		}
+		return "vmov" + c + "\t" + fp + ", " + rt + ", " + rt2, true
+	}
+	name := "mcrr"
+	if toCore {
+		name = "mrrc"
+	}
+	text := name + c + "\t" + strconv.Itoa(int(cp)) + ", " + strconv.Itoa(int(x>>4&15)) + ", " + rt + ", " + rt2 + ", cr" + strconv.Itoa(int(m))
+	if x>>12&15 == 15 || x>>16&15 == 15 || toCore && x>>12&15 == x>>16&15 {
+		text += "\t@ <UNPREDICTABLE>"
+	}
+	return text, true
 }

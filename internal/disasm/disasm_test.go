@@ -35,6 +35,7 @@ type decodeTest struct {
 	m     elf.Machine
 	bo    binary.ByteOrder // for PowerPC64; nil is little-endian
 	rv32  bool             // EM_RISCV code of a 32-bit file (DecodeRV32)
+	thumb bool             // EM_ARM code in the Thumb instruction set (DecodeThumb)
 	code  []byte
 	addr  uint64
 	intel bool
@@ -142,8 +143,20 @@ var decodeTests = []decodeTest{
 		code: le32(0xecbd8b04, 0xecb11a01, 0xf57ff05b, 0xe789c10e, 0xeeb50bc0, 0xe49df004, 0x1afffffa, 0x001009db),
 		want: []string{"vpop\t{d8-d9}", "vldmia\tr1!, {s2}", "dmb\tish", "str\tip, [r9, lr, lsl #2]", "vcmpe.f64\td0, #0.0",
 			"pop\t{pc}\t@ (ldr pc, [sp], #4)", "bne\t0x1008", "@ <UNDEFINED> instruction: 0x001009db"}},
+	{name: "arm coprocessor moves, VFP immediate, nop, rotated immediate", m: elf.EM_ARM, addr: 0x1000,
+		code: le32(0xee1d0f70, 0x1e070fba, 0xec410b30, 0xec510b30, 0xeeb70b00, 0xeef84a00, 0xe1a00000, 0xe28ccae4),
+		want: []string{"mrc\t15, 0, r0, cr13, cr0, {3}", "mcrne\t15, 0, r0, cr7, cr10, {5}", "vmov\td16, r0, r1", "vmov\tr0, r1, d16",
+			"vmov.f64\td0, #112\t@ 0x3f800000  1.0", "vmov.f32\ts9, #128\t@ 0xc0000000 -2.0", "nop\t\t\t@ (mov r0, r0)", "add\tip, ip, #228, 20\t@ 0xe4000"}},
 	{name: "arm call with symbol", m: elf.EM_ARM, addr: 0x401000, sym: syms,
 		code: le32(0xeb000002), want: []string{"bl\t401010 <foo+0x10>"}},
+	{name: "thumb prologue, IT block, literals, VFP", m: elf.EM_ARM, thumb: true, addr: 0x1000,
+		code: []byte{0x2d, 0xe9, 0xf0, 0x41, 0x0c, 0xbf, 0x01, 0x20, 0x00, 0x20, 0xdf, 0xf8, 0x10, 0x00, 0x9f, 0xed, 0x04, 0x0b,
+			0xb7, 0xee, 0x00, 0x1b, 0x70, 0x47, 0xbd, 0xe8, 0xf0, 0x81},
+		want: []string{"stmdb\tsp!, {r4, r5, r6, r7, r8, lr}", "ite\teq", "moveq\tr0, #1", "movne\tr0, #0", "ldr.w\tr0, [pc, #16]\t@ 0x101c",
+			"vldr\td0, [pc, #16]\t@ 0x1020", "vmov.f64\td1, #112\t@ 0x3f800000  1.0", "bx\tlr", "ldmia.w\tsp!, {r4, r5, r6, r7, r8, pc}"}},
+	{name: "thumb branches, 16-bit forms", m: elf.EM_ARM, thumb: true, addr: 0x401000, sym: syms,
+		code: []byte{0x00, 0xf0, 0x06, 0xf8, 0x10, 0xb1, 0x03, 0xd0, 0x4b, 0x1c, 0xa8, 0xbf, 0x9b, 0x68, 0x00, 0xde},
+		want: []string{"bl\t401010 <foo+0x10>", "cbz\tr0, 40100c <foo+0xc>", "beq.n\t401010 <foo+0x10>", "adds\tr3, r1, #1", "it\tge", "ldrge\tr3, [r3, #8]", "udf\t#0"}},
 	// No GNU objdump on Debian 12 reads LoongArch (binutils-multiarch
 	// 2.40 leaves it out): the texts are binutils' layout of the
 	// decoder's GNU syntax; TestLoongArchAgainstLLVM checks the decoding
@@ -166,7 +179,7 @@ var decodeTests = []decodeTest{
 func TestDecode(t *testing.T) {
 	for _, tt := range decodeTests {
 		t.Run(tt.name, func(t *testing.T) {
-			insts, err := decodeFor(tt.m, tt.bo, tt.rv32, tt.code, tt.addr, tt.intel, tt.sym)
+			insts, err := decodeFor(tt.m, tt.bo, tt.rv32, tt.thumb, tt.code, tt.addr, tt.intel, tt.sym)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,9 +197,12 @@ func TestDecode(t *testing.T) {
 
 // decodeFor is Decode, or DecodeRV32 for the code of a 32-bit RISC-V
 // file (rv32).
-func decodeFor(m elf.Machine, bo binary.ByteOrder, rv32 bool, code []byte, addr uint64, intel bool, sym Symbolizer) ([]Inst, error) {
-	if rv32 {
+func decodeFor(m elf.Machine, bo binary.ByteOrder, rv32, thumb bool, code []byte, addr uint64, intel bool, sym Symbolizer) ([]Inst, error) {
+	switch {
+	case rv32:
 		return DecodeRV32(code, addr, sym), nil
+	case thumb:
+		return DecodeThumb(code, addr, sym), nil
 	}
 	return Decode(m, bo, code, addr, intel, sym)
 }
@@ -259,20 +275,22 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55}, uint64(0x1000), uint8(11))
 	f.Add([]byte{0xa0, 0xe0, 0x00, 0x40, 0x00, 0x04, 0x00, 0x54, 0x21, 0x09, 0x9f, 0x76, 0x20}, uint64(0x1000), uint8(16))
 	f.Add([]byte{0x04, 0x8b, 0x2d, 0xed, 0x0e, 0xc1, 0x89, 0xe7, 0xfe, 0xff, 0xff, 0xea, 0x01}, uint64(0xfffffff8), uint8(24))
+	f.Add([]byte{0x2d, 0xe9, 0xf0, 0x41, 0x08, 0xbf, 0x01, 0x20, 0xdf, 0xf8, 0x10, 0x00, 0x9f, 0xed, 0x04, 0x0b, 0x70, 0x47, 0x01}, uint64(0x10000), uint8(27))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
 		type target struct {
-			m    elf.Machine
-			bo   binary.ByteOrder
-			rv32 bool
+			m     elf.Machine
+			bo    binary.ByteOrder
+			rv32  bool
+			thumb bool
 		}
 		targets := [...]target{
 			{m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
 			{m: elf.EM_RISCV, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390, bo: binary.BigEndian},
 			{m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian},
-			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
+			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_ARM, bo: binary.LittleEndian, thumb: true},
 		}
 		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
-		insts, err := decodeFor(tg.m, tg.bo, tg.rv32, code, addr, mode&4 != 0, syms)
+		insts, err := decodeFor(tg.m, tg.bo, tg.rv32, tg.thumb, code, addr, mode&4 != 0, syms)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,6 +376,9 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 				tool, arch = crossObjdump("s390x-linux-gnu")(t), "s390:64-bit"
 			case elf.EM_ARM:
 				tool, arch = crossObjdump("arm-linux-gnueabihf")(t), "arm"
+				if tt.thumb {
+					extra = []string{"-M", "force-thumb"}
+				}
 			}
 			tool = testenv.Tool(t, tool, "binutils")
 			bin := filepath.Join(t.TempDir(), "code.bin")

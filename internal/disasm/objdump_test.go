@@ -107,6 +107,9 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 			name += sep + s.Version
 		}
 		addr := s.Value
+		if f.Machine == elf.EM_ARM && (typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC) {
+			addr &^= 1 // the Thumb bit
+		}
 		if f.Type == elf.ET_REL && int(s.Section) < len(f.Sections) {
 			// In a relocatable object (a JIT object) symbol values are
 			// offsets in their section, which has its load address.
@@ -225,13 +228,16 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// stripSym removes "<...>" annotations and objdump's "# addr" comments.
+// stripSym removes "<...>" annotations (in parentheses too) and
+// objdump's "# addr" comments.
 func stripSym(s string) string {
 	if i := strings.Index(s, " # "); i >= 0 {
 		s = s[:i]
 	}
 	if i := strings.Index(s, " <"); i >= 0 && strings.HasSuffix(s, ">") {
 		s = s[:i]
+	} else if i >= 0 && strings.HasSuffix(s, ">)") {
+		s = s[:i] + ")" // ARM's "@ (2804c <sym+0x3c>)"
 	}
 	return s
 }
@@ -271,24 +277,29 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 		// objdump restarts decoding at every symbol, and at ARM's
 		// mapping symbols, which it decodes as the object tool does.
 		cuts := append([]uint64{lo}, syms.starts(lo+1, hi)...)
-		dataAt := armData(f, s)
-		for a := range dataAt {
+		kinds := armKinds(f, s)
+		kind, last := byte('a'), uint64(0)
+		for a, k := range kinds {
 			if a > lo && a < hi {
 				cuts = append(cuts, a)
+			}
+			if a <= lo && a >= last {
+				kind, last = k, a // the last mark at or before lo
 			}
 		}
 		slices.Sort(cuts)
 		cuts = slices.Compact(append(cuts, hi))
-		isData := false
 		for i := 0; i+1 < len(cuts); i++ {
 			code := data[cuts[i]-s.Addr : cuts[i+1]-s.Addr]
-			if d, ok := dataAt[cuts[i]]; ok {
-				isData = d
+			if k, ok := kinds[cuts[i]]; ok {
+				kind = k
 			}
 			var insts []Inst
 			switch {
-			case isData:
+			case kind == 'd':
 				insts = Data(code, cuts[i], f.ByteOrder)
+			case kind == 't':
+				insts = DecodeThumb(code, cuts[i], syms.lookup)
 			case f.Machine == elf.EM_RISCV && f.Class == elf.ELFCLASS32:
 				insts = DecodeRV32(code, cuts[i], syms.lookup)
 			default:
@@ -328,15 +339,20 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 	return a
 }
 
-// armData returns, for a 32-bit ARM file, where the mapping symbols of
-// section s start data ($d: true) and code ($a: false); nil for other
-// machines.
-func armData(f *elf.File, s *elf.Section) map[uint64]bool {
+// armKinds returns, for a 32-bit ARM file, where the mapping symbols of
+// section s start ARM code ('a'), Thumb code ('t') and data ('d'); in a
+// section without them (a stripped library, whose dynamic symbols are
+// all there is), where each function starts, 't' for those with the
+// Thumb bit, as objdump decides. nil for other machines.
+func armKinds(f *elf.File, s *elf.Section) map[uint64]byte {
 	if f.Machine != elf.EM_ARM {
 		return nil
 	}
 	syms, _ := f.Symbols()
-	at := map[uint64]bool{}
+	if len(syms) == 0 {
+		syms, _ = f.DynamicSymbols()
+	}
+	marks, funcs := map[uint64]byte{}, map[uint64]byte{}
 	for _, sym := range syms {
 		if int(sym.Section) >= len(f.Sections) || f.Sections[sym.Section] != s {
 			continue
@@ -345,14 +361,27 @@ func armData(f *elf.File, s *elf.Section) map[uint64]bool {
 		if f.Type == elf.ET_REL {
 			addr += s.Addr
 		}
+		n := sym.Name
 		switch {
-		case sym.Name == "$d" || strings.HasPrefix(sym.Name, "$d."):
-			at[addr] = true
-		case sym.Name == "$a" || strings.HasPrefix(sym.Name, "$a."):
-			at[addr] = false
+		case len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && strings.IndexByte("atd", n[1]) >= 0:
+			marks[addr] = n[1]
+		case !isFunc(sym):
+		case addr&1 != 0:
+			funcs[addr-1] = 't'
+		default:
+			funcs[addr] = 'a'
 		}
 	}
-	return at
+	if len(marks) == 0 {
+		return funcs
+	}
+	return marks
+}
+
+// isFunc reports whether sym is a function's (an indirect one's too).
+func isFunc(sym elf.Symbol) bool {
+	t := elf.ST_TYPE(sym.Info)
+	return t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC
 }
 
 func (a *agreement) diff(class, example string) {

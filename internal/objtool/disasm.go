@@ -156,17 +156,15 @@ func codePieces(f *elfrel.File, start, end uint64) []piece {
 	return out
 }
 
-// errThumb is Disasm's error for 32-bit ARM code in the Thumb instruction
-// set, which golang.org/x/arch does not decode.
-var errThumb = errors.New("disasm: no decoder for 32-bit ARM Thumb code")
-
 // armSection is what the symbols of a 32-bit ARM file say of one of its
-// sections: where its mapping symbols start ARM code ($a), Thumb code
-// ($t) and data ($d, a literal pool), in address order, and the ranges
-// of its functions whose symbols have the Thumb bit.
+// sections: where ARM code ('a'), Thumb code ('t') and data ('d', a
+// literal pool) start, in address order. They are the section's mapping
+// symbols ($a, $t, $d); a section without them (a stripped library,
+// whose dynamic symbols are all it has) is read as objdump reads it:
+// each function symbol starts Thumb code if its value has the Thumb bit,
+// ARM code if not.
 type armSection struct {
 	marks []armMark
-	thumb [][2]uint64 // [start, end)
 }
 
 type armMark struct {
@@ -179,22 +177,35 @@ type armMark struct {
 func armMapping(b *binFile) map[int]*armSection {
 	b.armOnce.Do(func() {
 		b.arm = map[int]*armSection{}
-		syms, _ := b.f.Symbols()
-		for i := range syms {
-			s := &syms[i]
-			if s.Section == 0 {
-				continue
-			}
-			as := b.arm[s.Section]
-			if as == nil {
-				as = &armSection{}
-				b.arm[s.Section] = as
+		each := b.f.EachSymbol
+		if !b.f.HasSymbols() {
+			each = b.f.EachDynamicSymbol
+		}
+		funcs := map[int][]armMark{}
+		_ = each(true, func(_ int, s *elfrel.Symbol) error {
+			if s.Section <= 0 || s.Section >= len(b.f.Sections) {
+				return nil
 			}
 			addr := b.f.SymbolAddr(s)
 			if n := s.Name; len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && (n[1] == 'a' || n[1] == 't' || n[1] == 'd') {
+				as := b.arm[s.Section]
+				if as == nil {
+					as = &armSection{}
+					b.arm[s.Section] = as
+				}
 				as.marks = append(as.marks, armMark{addr, n[1]})
-			} else if s.Type() == elf.STT_FUNC && addr&1 != 0 {
-				as.thumb = append(as.thumb, [2]uint64{addr - 1, addr - 1 + max(s.Size, 1)})
+			} else if t := s.Type(); t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC {
+				kind := byte('a')
+				if addr&1 != 0 {
+					kind = 't'
+				}
+				funcs[s.Section] = append(funcs[s.Section], armMark{addr &^ 1, kind})
+			}
+			return nil
+		})
+		for sec, marks := range funcs {
+			if b.arm[sec] == nil {
+				b.arm[sec] = &armSection{marks: marks}
 			}
 		}
 		for _, as := range b.arm {
@@ -205,10 +216,9 @@ func armMapping(b *binFile) map[int]*armSection {
 }
 
 // decodeARM decodes code, the piece p of the 32-bit ARM file b, as
-// objdump does: by the mapping symbols of p's section, ARM code as ARM
-// code and data as ".word"s (disasm.Data). Code without mapping symbols
-// is ARM unless a function symbol in it has the Thumb bit (an odd value).
-// Thumb code is an error.
+// objdump does: by what the symbols of p's section say (armMapping), ARM
+// code as ARM code, Thumb code as Thumb code and data as ".word"s
+// (disasm.Data).
 func decodeARM(b *binFile, p piece, code []byte, sym disasm.Symbolizer) ([]disasm.Inst, error) {
 	if b.f.ByteOrder == binary.BigEndian {
 		return nil, errors.New("disasm: no decoder for big-endian 32-bit ARM code")
@@ -216,11 +226,6 @@ func decodeARM(b *binFile, p piece, code []byte, sym disasm.Symbolizer) ([]disas
 	as := armMapping(b)[p.idx]
 	if as == nil {
 		as = &armSection{}
-	}
-	for _, r := range as.thumb {
-		if r[0] <= p.hi && r[1] > p.lo {
-			return nil, errThumb
-		}
 	}
 	// The run of one kind that holds lo ends before the first mark above
 	// it.
@@ -238,7 +243,7 @@ func decodeARM(b *binFile, p piece, code []byte, sym disasm.Symbolizer) ([]disas
 		run := code[lo-p.lo : hi-p.lo+1]
 		switch kind {
 		case 't':
-			return nil, errThumb
+			out = append(out, disasm.DecodeThumb(run, lo, sym)...)
 		case 'd':
 			out = append(out, disasm.Data(run, lo, b.f.ByteOrder)...)
 		default:

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,7 +25,7 @@ import (
 // TestOtherMachineJITObjects runs the code views' questions on the JIT
 // objects (relocatable, sections at scattered load addresses) of the
 // other machines LLVM JITs for (64-bit, and 386, 32-bit PowerPC, RV32
-// and ARMv7):
+// and ARMv7, ARM and Thumb):
 // every function is listed, every instruction of it carries its source
 // line, and Disasm decodes at the addresses, with the mnemonics, that the
 // machine's GNU objdump prints (big-endian ppc64 and s390x included), or
@@ -53,9 +52,10 @@ func TestOtherMachineJITObjects(t *testing.T) {
 		{triple: "i386-linux-gnu", objdump: [2]string{"objdump", "binutils"}},
 		// 32-bit and big-endian, SHT_RELA.
 		{triple: "powerpc-linux-gnu", objdump: cross("powerpc64le-linux-gnu")},
-		// ARM mode, clang's default for ARMv7 (Thumb is not decoded,
-		// see TestNoDecoderForMachine).
+		// ARM mode, clang's default for ARMv7, and Thumb-2, GCC's for
+		// armhf (function symbols with the Thumb bit).
 		{triple: "armv7-linux-gnueabihf", objdump: cross("arm-linux-gnueabihf"), flags: []string{"-marm"}},
+		{triple: "armv7-linux-gnueabihf", objdump: cross("arm-linux-gnueabihf"), flags: []string{"-mthumb"}},
 		// LASX: vector code too.
 		{triple: "loongarch64-linux-gnu", objdump: [2]string{"llvm-objdump-19", "llvm-19"}, clang: "clang-19", flags: []string{"-mlasx"}},
 	} {
@@ -145,21 +145,19 @@ func TestOtherMachineJITObjects(t *testing.T) {
 	}
 }
 
-// TestNoDecoderForMachine: 32-bit ARM (Thumb-2) and MIPS JIT objects
-// are symbolized in process, but no decoder reads their code; Disasm says
-// so, naming the file, the machine and the way to have objdump try.
+// TestNoDecoderForMachine: MIPS JIT objects are symbolized in process,
+// but no decoder reads their code; Disasm says so, naming the file, the
+// machine and the way to have objdump try.
 func TestNoDecoderForMachine(t *testing.T) {
 	t.Parallel()
 	for _, m := range []struct {
 		clang, triple, machine string
-		flags                  []string
 	}{
-		{clang: "14", triple: "armv7-linux-gnueabihf", machine: "ARM Thumb", flags: []string{"-mthumb"}},
 		{clang: "14", triple: "mips64el-linux-gnuabi64", machine: "EM_MIPS"},
 		{clang: "14", triple: "mips-linux-gnu", machine: "EM_MIPS"},
 	} {
 		t.Run(m.triple, func(t *testing.T) {
-			obj := jitObject(t, "clang-"+m.clang, m.triple, m.flags...)
+			obj := jitObject(t, "clang-"+m.clang, m.triple)
 			tool := New(Options{})
 			defer tool.Close()
 			of, err := tool.Open(obj, 0, ^uint64(0), 0, "")
@@ -170,9 +168,8 @@ func TestNoDecoderForMachine(t *testing.T) {
 			if err != nil || len(syms) != 1 {
 				t.Fatalf("Symbols(main) = %v, %v; want one", syms, err)
 			}
-			// The Thumb bit of main's symbol is not part of its address.
 			frames, err := of.SourceLine(syms[0].Start)
-			if err != nil || len(frames) == 0 || frames[len(frames)-1].Func != "main" || syms[0].Start%2 != 0 {
+			if err != nil || len(frames) == 0 || frames[len(frames)-1].Func != "main" {
 				t.Errorf("main at %#x: SourceLine = %v, %v", syms[0].Start, frames, err)
 			}
 			_, err = tool.Disasm(obj, syms[0].Start, syms[0].End, false)
@@ -262,7 +259,8 @@ func firstField(text string) string {
 // TestDecodeARMMappingSymbols: 32-bit ARM code is decoded by the runs
 // its mapping symbols mark, a run starting wherever the piece asked for
 // does (in data too), the last of several marks at one address counting;
-// Thumb code, marked or a function with the Thumb bit, is refused.
+// Thumb code, marked or (without marks) a function with the Thumb bit,
+// is decoded as Thumb.
 func TestDecodeARMMappingSymbols(t *testing.T) {
 	mov := []byte{0x01, 0x00, 0xa0, 0xe3} // mov r0, #1
 	var code []byte
@@ -273,11 +271,10 @@ func TestDecodeARMMappingSymbols(t *testing.T) {
 	b.armOnce.Do(func() {})
 	sec := &elfrel.Section{Addr: 0x1000, Size: uint64(len(code))}
 	for _, tt := range []struct {
-		name  string
-		as    armSection
-		lo    uint64
-		want  []string
-		thumb bool
+		name string
+		as   armSection
+		lo   uint64
+		want []string
 	}{
 		{name: "no marks", lo: 0x1000, want: []string{"mov\tr0, #1", "mov\tr0, #1", "andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
 		{name: "a literal pool", lo: 0x1000,
@@ -286,22 +283,20 @@ func TestDecodeARMMappingSymbols(t *testing.T) {
 		{name: "from inside the pool", lo: 0x100c,
 			as:   armSection{marks: []armMark{{0x1000, 'a'}, {0x1008, 'd'}, {0x1010, 'a'}}},
 			want: []string{".word\t0xedb88320", "mov\tr0, #1"}},
-		{name: "a Thumb run", lo: 0x1000, as: armSection{marks: []armMark{{0x1000, 'a'}, {0x1010, 't'}}}, thumb: true},
-		{name: "a Thumb function", lo: 0x1000, as: armSection{thumb: [][2]uint64{{0x1004, 0x1008}}}, thumb: true},
-		{name: "a Thumb function elsewhere", lo: 0x1008, as: armSection{thumb: [][2]uint64{{0x1004, 0x1008}}},
-			want: []string{"andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
+		// As Thumb code, the bytes of mov r0, #1 are movs r1, r0 and a
+		// 16-bit branch.
+		{name: "a Thumb run", lo: 0x1000, as: armSection{marks: []armMark{{0x1000, 'a'}, {0x1010, 't'}}},
+			want: []string{"mov\tr0, #1", "mov\tr0, #1", "andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "movs\tr1, r0", "b.n\t0x1756"}},
+		{name: "functions of a stripped library", lo: 0x1000, as: armSection{marks: []armMark{{0x1000, 'a'}, {0x1004, 't'}, {0x1008, 'a'}}},
+			want: []string{"mov\tr0, #1", "movs\tr1, r0", "b.n\t0x174a", "andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
+		{name: "from inside a Thumb function", lo: 0x1006, as: armSection{marks: []armMark{{0x1000, 'a'}, {0x1004, 't'}, {0x1008, 'a'}}},
+			want: []string{"b.n\t0x174a", "andeq\tr0, r0, ip, lsr r0", "@ <UNDEFINED> instruction: 0xedb88320", "mov\tr0, #1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			as := tt.as
 			b.arm = map[int]*armSection{3: &as}
 			p := piece{sec: sec, idx: 3, lo: tt.lo, hi: sec.Addr + sec.Size - 1}
 			insts, err := decodeARM(b, p, code[tt.lo-sec.Addr:], nil)
-			if tt.thumb {
-				if !errors.Is(err, errThumb) {
-					t.Fatalf("got %v, %v; want the Thumb error", insts, err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
