@@ -40,6 +40,11 @@ func decodeARM(code []byte, addr uint64, sym Symbolizer) []Inst {
 				if text, ok := coprocessorTransfer(x, armCond[x>>28]); ok {
 					return text
 				}
+				if text, ok := neonTransfer(x, armCond[x>>28]); ok {
+					return text
+				}
+			} else if text, ok := neon(x, ""); ok {
+				return text
 			}
 			return armWord(word)
 		}

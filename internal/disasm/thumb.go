@@ -110,16 +110,20 @@ func (d *thumbDecoder) s() string {
 	return thumbCond[d.it.cond()]
 }
 
-// op writes the mnemonic and its operands, separated by ", ".
-func (d *thumbDecoder) op(mnem string, args ...string) {
-	d.b.WriteString(mnem)
+// op writes the mnemonic and its operands.
+func (d *thumbDecoder) op(mnem string, args ...string) { writeInst(&d.b, mnem, args) }
+
+// writeInst writes a 32-bit ARM instruction's text as objdump does: the
+// mnemonic, a tab and the operands, separated by ", ".
+func writeInst(b *textBuf, mnem string, args []string) {
+	b.WriteString(mnem)
 	for i, a := range args {
 		if i == 0 {
-			d.b.WriteByte('\t')
+			b.WriteByte('\t')
 		} else {
-			d.b.WriteString(", ")
+			b.WriteString(", ")
 		}
-		d.b.WriteString(a)
+		b.WriteString(a)
 	}
 }
 

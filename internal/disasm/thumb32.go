@@ -34,6 +34,8 @@ func (d *thumbDecoder) thumb32(x uint32, pc uint64) {
 		d.longMultiply(x)
 	case op2&0x40 != 0 && x>>28 == 0xe:
 		d.coprocessor(x, pc)
+	case x>>24 == 0xff || x>>24 == 0xf9:
+		d.neon(x)
 	default:
 		d.undefined(x, 4)
 	}
@@ -734,8 +736,8 @@ func (d *thumbDecoder) longMultiply(x uint32) {
 
 // coprocessor decodes the coprocessor space of a 32-bit Thumb
 // instruction whose first halfword is 111011xx: VFP, whose ARM encoding
-// is the same bits under a condition (the IT block's, or always), and
-// mrc and mcr; Advanced SIMD is not decoded.
+// is the same bits under a condition (the IT block's, or always), the
+// moves between core and coprocessor registers, and Advanced SIMD.
 func (d *thumbDecoder) coprocessor(x uint32, pc uint64) {
 	cond := uint32(14)
 	if d.it != 0 {
@@ -746,10 +748,14 @@ func (d *thumbDecoder) coprocessor(x uint32, pc uint64) {
 		return
 	}
 	if x>>24 == 0xef {
-		d.undefined(x, 4) // Advanced SIMD data processing
+		d.neon(x)
 		return
 	}
 	arm := cond<<28 | x&0x0fffffff
+	if text, ok := neonTransfer(arm, thumbCond[cond]); ok {
+		d.b.WriteString(text)
+		return
+	}
 	var w [4]byte
 	binary.LittleEndian.PutUint32(w[:], arm)
 	armDecode.Lock()
@@ -766,4 +772,16 @@ func (d *thumbDecoder) coprocessor(x uint32, pc uint64) {
 	// formatARM reads a pc-relative operand 8 bytes ahead of the address
 	// it is given; Thumb's base is the word-aligned pc plus 4.
 	formatARM(&d.b, inst, uint64(uint32(pc+4)&^3-8), d.sym)
+}
+
+// neon decodes the Advanced SIMD instruction x (first halfword 111x1111
+// or 11111001), whose ARM encoding thumbNEON gives.
+func (d *thumbDecoder) neon(x uint32) {
+	if arm, ok := thumbNEON(x); ok {
+		if text, ok := neon(arm, d.c()); ok {
+			d.b.WriteString(text)
+			return
+		}
+	}
+	d.undefined(x, 4)
 }
