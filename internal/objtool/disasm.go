@@ -55,6 +55,9 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 	if end > start && t.isBoundary(b, end) {
 		end--
 	}
+	if b.f.Machine == elf.EM_ARM {
+		start &^= 1 // the Thumb bit of a symbol's value (an ifunc's)
+	}
 	pieces := codePieces(b.f, start, end)
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("%s: no code section holds any of [%#x, %#x]", file, start, end)
@@ -172,92 +175,114 @@ type armMark struct {
 	kind byte // 'a', 't' or 'd'
 }
 
+// armMarks collects the armSections of a 32-bit ARM file from its
+// symbols, by section index.
+type armMarks struct {
+	mapping, funcs map[int][]armMark
+}
+
+// add notes the symbol name of type t whose value is addr (the Thumb bit
+// included), in section sec.
+func (m *armMarks) add(sec int, name string, t elf.SymType, addr uint64) {
+	if m.mapping == nil {
+		m.mapping, m.funcs = map[int][]armMark{}, map[int][]armMark{}
+	}
+	switch {
+	case len(name) >= 2 && name[0] == '$' && (len(name) == 2 || name[2] == '.') && (name[1] == 'a' || name[1] == 't' || name[1] == 'd'):
+		m.mapping[sec] = append(m.mapping[sec], armMark{addr, name[1]})
+	case t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC:
+		kind := byte('a')
+		if addr&1 != 0 {
+			kind = 't'
+		}
+		m.funcs[sec] = append(m.funcs[sec], armMark{addr &^ 1, kind})
+	}
+}
+
+// sections returns each section's marks, in address order: its mapping
+// symbols, or its functions if it has none.
+func (m *armMarks) sections() map[int]*armSection {
+	out := map[int]*armSection{}
+	for sec, marks := range m.funcs {
+		out[sec] = &armSection{marks: marks}
+	}
+	for sec, marks := range m.mapping {
+		out[sec] = &armSection{marks: marks}
+	}
+	for _, as := range out {
+		slices.SortStableFunc(as.marks, func(x, y armMark) int { return cmp.Compare(x.addr, y.addr) })
+	}
+	return out
+}
+
 // armMapping returns, by section index, what the symbols of the 32-bit
 // ARM file b say of its sections, reading them on first use.
 func armMapping(b *binFile) map[int]*armSection {
 	b.armOnce.Do(func() {
-		b.arm = map[int]*armSection{}
 		each := b.f.EachSymbol
 		if !b.f.HasSymbols() {
 			each = b.f.EachDynamicSymbol
 		}
-		funcs := map[int][]armMark{}
+		var m armMarks
 		_ = each(true, func(_ int, s *elfrel.Symbol) error {
-			if s.Section <= 0 || s.Section >= len(b.f.Sections) {
-				return nil
-			}
-			addr := b.f.SymbolAddr(s)
-			if n := s.Name; len(n) >= 2 && n[0] == '$' && (len(n) == 2 || n[2] == '.') && (n[1] == 'a' || n[1] == 't' || n[1] == 'd') {
-				as := b.arm[s.Section]
-				if as == nil {
-					as = &armSection{}
-					b.arm[s.Section] = as
-				}
-				as.marks = append(as.marks, armMark{addr, n[1]})
-			} else if t := s.Type(); t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC {
-				kind := byte('a')
-				if addr&1 != 0 {
-					kind = 't'
-				}
-				funcs[s.Section] = append(funcs[s.Section], armMark{addr &^ 1, kind})
+			if s.Section > 0 && s.Section < len(b.f.Sections) {
+				m.add(s.Section, s.Name, s.Type(), b.f.SymbolAddr(s))
 			}
 			return nil
 		})
-		for sec, marks := range funcs {
-			if b.arm[sec] == nil {
-				b.arm[sec] = &armSection{marks: marks}
-			}
-		}
-		for _, as := range b.arm {
-			slices.SortStableFunc(as.marks, func(x, y armMark) int { return cmp.Compare(x.addr, y.addr) })
-		}
+		b.arm = m.sections()
 	})
 	return b.arm
 }
 
 // decodeARM decodes code, the piece p of the 32-bit ARM file b, as
-// objdump does: by what the symbols of p's section say (armMapping), ARM
-// code as ARM code, Thumb code as Thumb code and data as ".word"s
-// (disasm.Data).
+// objdump does (see decodeARMRuns).
 func decodeARM(b *binFile, p piece, code []byte, sym disasm.Symbolizer) ([]disasm.Inst, error) {
 	if b.f.ByteOrder == binary.BigEndian {
-		return nil, errors.New("disasm: no decoder for big-endian 32-bit ARM code")
+		return nil, errBigEndianARM
 	}
-	as := armMapping(b)[p.idx]
+	return decodeARMRuns(armMapping(b)[p.idx], code, p.lo, p.hi, sym), nil
+}
+
+// errBigEndianARM is Disasm's error for big-endian 32-bit ARM code.
+var errBigEndianARM = errors.New("disasm: no decoder for big-endian 32-bit ARM code")
+
+// decodeARMRuns decodes code, the bytes [lo, hi] of a 32-bit ARM
+// section, as objdump does: by the marks of the section (as, nil for
+// none), ARM code as ARM code, Thumb code as Thumb code and data as
+// ".word"s (disasm.Data).
+func decodeARMRuns(as *armSection, code []byte, lo, hi uint64, sym disasm.Symbolizer) []disasm.Inst {
 	if as == nil {
 		as = &armSection{}
 	}
 	// The run of one kind that holds lo ends before the first mark above
 	// it.
 	kind := byte('a')
-	i := sort.Search(len(as.marks), func(i int) bool { return as.marks[i].addr > p.lo })
+	i := sort.Search(len(as.marks), func(i int) bool { return as.marks[i].addr > lo })
 	if i > 0 {
 		kind = as.marks[i-1].kind
 	}
 	var out []disasm.Inst
-	for lo := p.lo; ; {
-		hi := p.hi // the last byte of this run
-		if i < len(as.marks) && as.marks[i].addr <= p.hi {
-			hi = as.marks[i].addr - 1
+	for start := lo; ; {
+		end := hi // the last byte of this run
+		if i < len(as.marks) && as.marks[i].addr <= hi {
+			end = as.marks[i].addr - 1
 		}
-		run := code[lo-p.lo : hi-p.lo+1]
+		run := code[start-lo : end-lo+1]
 		switch kind {
 		case 't':
-			out = append(out, disasm.DecodeThumb(run, lo, sym)...)
+			out = append(out, disasm.DecodeThumb(run, start, sym)...)
 		case 'd':
-			out = append(out, disasm.Data(run, lo, b.f.ByteOrder)...)
+			out = append(out, disasm.Data(run, start, binary.LittleEndian)...)
 		default:
-			insts, err := disasm.Decode(elf.EM_ARM, b.f.ByteOrder, run, lo, false, sym)
-			if err != nil {
-				return nil, err
-			}
+			insts, _ := disasm.Decode(elf.EM_ARM, binary.LittleEndian, run, start, false, sym)
 			out = append(out, insts...)
 		}
-		if hi == p.hi {
-			return out, nil
+		if end == hi {
+			return out
 		}
-		lo, kind = hi+1, as.marks[i].kind
-		for i++; i < len(as.marks) && as.marks[i].addr <= lo; i++ {
+		start, kind = end+1, as.marks[i].kind
+		for i++; i < len(as.marks) && as.marks[i].addr <= start; i++ {
 			kind = as.marks[i].kind // marks at one address: the last
 		}
 	}

@@ -31,7 +31,11 @@ type foreignBin struct {
 	closer  io.Closer
 	bo      binary.ByteOrder
 	machine elf.Machine // for the disassembler; EM_NONE if unknown
-	buildID string      // hex: Mach-O LC_UUID or ELF GNU build ID; "" otherwise
+	class   elf.Class   // ELF: 32- or 64-bit (RV32 and RV64 code differ)
+	// arm is, for 32-bit ARM, what its symbols say of each code
+	// section, by the section's address (see armSection).
+	arm     map[uint64]*armSection
+	buildID string // hex: Mach-O LC_UUID or ELF GNU build ID; "" otherwise
 
 	dwarf map[string]rawSection // by ELF name: ".debug_info", ...
 	code  []rawSection          // executable sections, by address
@@ -345,7 +349,7 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 		f.Close()
 		return nil, errNotForeign
 	}
-	b := &foreignBin{path: path, format: "ELF", closer: f, bo: f.ByteOrder, machine: f.Machine,
+	b := &foreignBin{path: path, format: "ELF", closer: f, bo: f.ByteOrder, machine: f.Machine, class: f.Class,
 		dwarf: map[string]rawSection{}, elfType: f.Type, progs: make([]elf.ProgHeader, len(f.Progs))}
 	for i, p := range f.Progs {
 		b.progs[i] = p.ProgHeader
@@ -385,6 +389,9 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 		f.Close()
 		return nil, fmt.Errorf("error reading ELF file %s: %v", path, err)
 	}
+	if f.Machine == elf.EM_ARM {
+		b.arm = armSectionsOf(f, syms)
+	}
 	file := "" // the last STT_FILE symbol's name
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FILE {
@@ -411,6 +418,22 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	}
 	b.sortCode()
 	return b, nil
+}
+
+// armSectionsOf returns what the symbols syms of the 32-bit ARM file f
+// say of its sections (armMarks), by section address.
+func armSectionsOf(f *elf.File, syms []elf.Symbol) map[uint64]*armSection {
+	var m armMarks
+	for _, s := range syms {
+		if s.Section > elf.SHN_UNDEF && int(s.Section) < len(f.Sections) && s.Section < elf.SHN_LORESERVE {
+			m.add(int(s.Section), s.Name, elf.ST_TYPE(s.Info), s.Value)
+		}
+	}
+	out := map[uint64]*armSection{}
+	for i, as := range m.sections() {
+		out[f.Sections[i].Addr] = as
+	}
+	return out
 }
 
 // elfDWARF returns the DWARF sections of the ELF file f at path, by

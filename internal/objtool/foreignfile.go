@@ -2,6 +2,7 @@ package objtool
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
@@ -262,6 +263,12 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 	}
 	name := symbolNamer(syms)
 	idx, _ := t.foreignLines(e) // without an index, instructions have no lines
+	if b.machine == elf.EM_ARM {
+		if b.bo == binary.BigEndian {
+			return nil, decodeErr(b.path, errBigEndianARM)
+		}
+		start &^= 1 // the Thumb bit of a symbol's value (an ifunc's)
+	}
 	var out []gdriver.Inst
 	var total uint64
 	for _, sec := range b.code {
@@ -279,9 +286,17 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		if uint64(len(data)) <= hi-sec.addr {
 			return nil, fmt.Errorf("%s: section %s holds %d bytes, not the %d its header says", b.path, sec.name, len(data), sec.size)
 		}
-		insts, err := disasm.Decode(b.machine, b.bo, data[lo-sec.addr:hi-sec.addr+1], lo, intelSyntax, name)
-		if err != nil {
-			return nil, decodeErr(b.path, err)
+		code := data[lo-sec.addr : hi-sec.addr+1]
+		var insts []disasm.Inst
+		switch {
+		case b.machine == elf.EM_ARM:
+			insts = decodeARMRuns(b.arm[sec.addr], code, lo, hi, name)
+		case b.machine == elf.EM_RISCV && b.class == elf.ELFCLASS32:
+			insts = disasm.DecodeRV32(code, lo, name)
+		default:
+			if insts, err = disasm.Decode(b.machine, b.bo, code, lo, intelSyntax, name); err != nil {
+				return nil, decodeErr(b.path, err)
+			}
 		}
 		out = appendWithLines(out, insts, idx)
 	}
