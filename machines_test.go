@@ -17,7 +17,7 @@ import (
 
 // TestOtherMachineJIT runs pprof on a profile of JIT code of each of the
 // other machines LLVM JITs for (64-bit, and 386, 32-bit PowerPC, ARMv7
-// in ARM and Thumb-2 code, and RV32): a clang object, its sections
+// in ARM and Thumb-2 code, RV32 and MIPS): a clang object, its sections
 // scattered as a JIT loads them, in a -jit_dir, and a profile whose
 // samples fall in its functions, in an anonymous mapping as a JIT's code
 // is. -top names the functions, -disasm and -list show each with its own
@@ -45,6 +45,8 @@ func TestOtherMachineJIT(t *testing.T) {
 		{triple: "armv7-linux-gnueabihf", flags: []string{"-marm"}, insn: "ldr"},
 		{triple: "armv7-linux-gnueabihf", flags: []string{"-mthumb"}, insn: "ldr.w"}, // Thumb-2
 		{triple: "riscv32-linux-gnu", insn: "lw"},
+		{triple: "mips-linux-gnu", insn: "lw"},          // big-endian o32
+		{triple: "mips64el-linux-gnuabi64", insn: "lw"}, // n64
 		{triple: "loongarch64-linux-gnu", clang: "clang-19", insn: "ld.w"},
 	} {
 		t.Run(m.triple+strings.Join(m.flags, ""), func(t *testing.T) {

@@ -70,8 +70,8 @@ func TestObjdumpAgreement(t *testing.T) {
 		// of their dynamic symbols, literal pools are read as
 		// instructions, as objdump reads them) and clang's Thumb
 		// objects, VFP code included.
-		{name: "armhf-libc", file: armhfLib("libc.so.6", "libc6-armhf-cross"), tool: crossObjdump("arm-linux-gnueabihf"), min: 0.97, minNoSym: 0.998},
-		{name: "armhf-libstdc++", file: armhfLib("libstdc++.so.6", "libstdc++6-armhf-cross"), tool: crossObjdump("arm-linux-gnueabihf"), min: 0.925, minNoSym: 0.998},
+		{name: "armhf-libc", file: crossLib("arm-linux-gnueabihf", "libc.so.6", "libc6-armhf-cross"), tool: crossObjdump("arm-linux-gnueabihf"), min: 0.97, minNoSym: 0.998},
+		{name: "armhf-libstdc++", file: crossLib("arm-linux-gnueabihf", "libstdc++.so.6", "libstdc++6-armhf-cross"), tool: crossObjdump("arm-linux-gnueabihf"), min: 0.925, minNoSym: 0.998},
 		{name: "thumb-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=armv7-linux-gnueabihf", "-mthumb") }, tool: crossObjdump("arm-linux-gnueabihf"), min: 0.99, minNoSym: 0.99},
 		{name: "thumb-Os-obj", file: func(t *testing.T) string {
 			return buildKernels(t, tmp, "--target=armv7-linux-gnueabihf", "-mthumb", "-Os")
@@ -85,6 +85,12 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "thumb-neon-obj", file: func(t *testing.T) string {
 			return buildVector(t, tmp, "--target=armv7-linux-gnueabihf", "-mthumb", "-mfpu=neon")
 		}, tool: crossObjdump("arm-linux-gnueabihf"), min: 1, minNoSym: 1},
+		// MIPS: clang's objects (o32, big-endian; n64, little-endian) and
+		// Debian's C libraries for both (GCC, stripped).
+		{name: "mips-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=mips-linux-gnu") }, tool: crossObjdump("mips-linux-gnu"), min: 1, minNoSym: 1},
+		{name: "mips64el-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=mips64el-linux-gnuabi64") }, tool: crossObjdump("mips64el-linux-gnuabi64"), min: 1, minNoSym: 1},
+		{name: "mips-libc", file: crossLib("mips-linux-gnu", "libc.so.6", "libc6-mips-cross"), tool: crossObjdump("mips-linux-gnu"), min: 0.985, minNoSym: 1},
+		{name: "mips64el-libc", file: crossLib("mips64el-linux-gnuabi64", "libc.so.6", "libc6-mips64el-cross"), tool: crossObjdump("mips64el-linux-gnuabi64"), min: 0.98, minNoSym: 1},
 		{name: "s390x-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=s390x-linux-gnu") }, tool: crossObjdump("s390x-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-s390x", file: func(t *testing.T) string { return buildGoArch(t, tmp, "s390x") }, tool: crossObjdump("s390x-linux-gnu"), min: 0.999, minNoSym: 0.999},
 	}
@@ -120,12 +126,12 @@ func libc(t *testing.T) string {
 	return p
 }
 
-// armhfLib returns a library of Debian's armhf port that package pkg
-// installs under /usr/arm-linux-gnueabihf/lib: GCC builds them as
-// Thumb-2 code.
-func armhfLib(name, pkg string) func(t *testing.T) string {
+// crossLib returns a library of another Debian port, which package pkg
+// installs under /usr/TRIPLE/lib: GCC builds Debian's armhf libraries
+// as Thumb-2 code.
+func crossLib(triple, name, pkg string) func(t *testing.T) string {
 	return func(t *testing.T) string {
-		p := "/usr/arm-linux-gnueabihf/lib/" + name
+		p := "/usr/" + triple + "/lib/" + name
 		if _, err := os.Stat(p); err != nil {
 			testenv.Missing(t, p, "apt-get install "+pkg)
 		}

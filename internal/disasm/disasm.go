@@ -60,15 +60,17 @@ func (e *UnsupportedMachineError) Error() string {
 
 // Decode decodes code, which is loaded at addr, for machine m
 // (elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_RISCV, elf.EM_PPC64,
-// elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH, elf.EM_ARM) whose
-// instructions are in byte order bo (the object file's; it matters only
-// for PowerPC, which runs either way). EM_RISCV code is RV64GC (see
-// DecodeRV32 for a 32-bit file's). EM_ARM code is decoded as ARM-mode
-// (A32) instructions: telling Thumb code and literal pools apart, by the
-// object's mapping symbols, is the caller's (see Data). Intel syntax
+// elf.EM_PPC, elf.EM_S390, elf.EM_LOONGARCH, elf.EM_ARM, elf.EM_MIPS)
+// whose instructions are in byte order bo (the object file's; it matters
+// for PowerPC and MIPS, which run either way). EM_RISCV code is RV64GC
+// (see DecodeRV32 for a 32-bit file's). EM_ARM code is decoded as
+// ARM-mode (A32) instructions: telling Thumb code (DecodeThumb) and
+// literal pools (Data) apart, by the object's mapping symbols, is the
+// caller's. EM_MIPS code gets o32's register names (see DecodeMIPS for
+// the other ABIs'). Intel syntax
 // applies to x86 only; the others are in GNU syntax. Bytes that do not
-// decode become one instruction each (x86: one byte; AArch64, LoongArch
-// and ARM: four) and decoding continues after them, so the result covers
+// decode become one instruction each (x86: one byte; AArch64, LoongArch,
+// ARM and MIPS: four) and decoding continues after them, so the result covers
 // all of code, in address order. Decoding is linear in len(code). A panic
 // while decoding or formatting one instruction, one in sym included,
 // makes that instruction BadText rather than ending the process. The only
@@ -101,6 +103,8 @@ func Decode(m elf.Machine, bo binary.ByteOrder, code []byte, addr uint64, intelS
 		return decodeLoong64(code, addr, sym), nil
 	case elf.EM_ARM:
 		return decodeARM(code, addr, sym), nil
+	case elf.EM_MIPS:
+		return DecodeMIPS(code, addr, bo, false, sym), nil
 	}
 	return nil, &UnsupportedMachineError{Machine: m}
 }

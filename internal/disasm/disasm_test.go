@@ -164,6 +164,12 @@ var decodeTests = []decodeTest{
 	{name: "thumb branches, 16-bit forms", m: elf.EM_ARM, thumb: true, addr: 0x401000, sym: syms,
 		code: []byte{0x00, 0xf0, 0x06, 0xf8, 0x10, 0xb1, 0x03, 0xd0, 0x4b, 0x1c, 0xa8, 0xbf, 0x9b, 0x68, 0x00, 0xde},
 		want: []string{"bl\t401010 <foo+0x10>", "cbz\tr0, 40100c <foo+0xc>", "beq.n\t401010 <foo+0x10>", "adds\tr3, r1, #1", "it\tge", "ldrge\tr3, [r3, #8]", "udf\t#0"}},
+	{name: "mips o32 prologue, aliases, branches, FPU", m: elf.EM_MIPS, bo: binary.BigEndian, addr: 0x1000,
+		code: be32(0x27bdffe0, 0xafbf001c, 0x00a02025, 0x24050005, 0x3c01edb8, 0x34218320, 0x10a00003, 0x00000000, 0x00052023, 0x0c000410,
+			0x46020800, 0xc4a00004, 0x45010003, 0x7c851000, 0x00221402, 0x03e00008, 0x0000000d, 0x7c02e83b, 0xffffffff),
+		want: []string{"addiu\tsp,sp,-32", "sw\tra,28(sp)", "move\ta0,a1", "li\ta1,5", "lui\tat,0xedb8", "ori\tat,at,0x8320", "beqz\ta1,0x1028", "nop",
+			"negu\ta0,a1", "jal\t0x1040", "add.s\t$f0,$f1,$f2", "lwc1\t$f0,4(a1)", "bc1t\t0x1040", "ext\ta1,a0,0x0,0x3", "ror\tv0,v0,0x10",
+			"jr\tra", "break", "rdhwr\tv0,$29", "sd\tra,-1(ra)"}},
 	// No GNU objdump on Debian 12 reads LoongArch (binutils-multiarch
 	// 2.40 leaves it out): the texts are binutils' layout of the
 	// decoder's GNU syntax; TestLoongArchAgainstLLVM checks the decoding
@@ -214,6 +220,15 @@ func decodeFor(m elf.Machine, bo binary.ByteOrder, rv32, thumb bool, code []byte
 	return Decode(m, bo, code, addr, intel, sym)
 }
 
+// be32 encodes big-endian instruction words (MIPS).
+func be32(words ...uint32) []byte {
+	var b []byte
+	for _, w := range words {
+		b = binary.BigEndian.AppendUint32(b, w)
+	}
+	return b
+}
+
 // le32 encodes AArch64 instruction words.
 func le32(words ...uint32) []byte {
 	var b []byte
@@ -257,17 +272,18 @@ func TestData(t *testing.T) {
 }
 
 func TestDecodeUnsupportedMachine(t *testing.T) {
-	_, err := Decode(elf.EM_MIPS, nil, []byte{0x13, 0, 0, 0}, 0, false, nil)
+	_, err := Decode(elf.EM_SPARCV9, nil, []byte{0x81, 0xc3, 0xe0, 0x08}, 0, false, nil)
 	var ue *UnsupportedMachineError
-	if !errors.As(err, &ue) || ue.Machine != elf.EM_MIPS {
-		t.Fatalf("got %v, want *UnsupportedMachineError for EM_MIPS", err)
+	if !errors.As(err, &ue) || ue.Machine != elf.EM_SPARCV9 {
+		t.Fatalf("got %v, want *UnsupportedMachineError for EM_SPARCV9", err)
 	}
 }
 
 // FuzzDecode decodes any bytes at any address. mode selects the machine
 // (bits 0, 1, 3 and 4: 0 and 1 x86-64, 2 AArch64, 3 386, 8 RISC-V, 9
 // ppc64le, 10 big-endian ppc64, 11 s390x, 16 to 19 LoongArch, 24 32-bit
-// ARM, 25 RV32, 26 and 27 as 2 and 3) and the syntax (bit 2: Intel).
+// ARM, 25 RV32, 26 big-endian MIPS, 27 Thumb) and the syntax (bit 2:
+// Intel).
 // Seeds: the f.Add cases and testdata/fuzz/FuzzDecode (real code).
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xe8, 0x01, 0x00, 0x00, 0x00, 0xc3}, uint64(0x401000), uint8(0))
@@ -282,6 +298,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xa7, 0xf4, 0x00, 0x08, 0xec, 0x41, 0x3f, 0xbf, 0x00, 0x55}, uint64(0x1000), uint8(11))
 	f.Add([]byte{0xa0, 0xe0, 0x00, 0x40, 0x00, 0x04, 0x00, 0x54, 0x21, 0x09, 0x9f, 0x76, 0x20}, uint64(0x1000), uint8(16))
 	f.Add([]byte{0x04, 0x8b, 0x2d, 0xed, 0x0e, 0xc1, 0x89, 0xe7, 0xfe, 0xff, 0xff, 0xea, 0x01}, uint64(0xfffffff8), uint8(24))
+	f.Add([]byte{0x27, 0xbd, 0xff, 0xe0, 0xaf, 0xbf, 0x00, 0x1c, 0x10, 0xa0, 0x00, 0x03, 0x46, 0x02, 0x08, 0x00, 0x7c}, uint64(0x1000), uint8(26))
 	f.Add([]byte{0x2d, 0xe9, 0xf0, 0x41, 0x08, 0xbf, 0x01, 0x20, 0xdf, 0xf8, 0x10, 0x00, 0x9f, 0xed, 0x04, 0x0b, 0x70, 0x47, 0x01}, uint64(0x10000), uint8(27))
 	f.Fuzz(func(t *testing.T, code []byte, addr uint64, mode uint8) {
 		type target struct {
@@ -294,7 +311,7 @@ func FuzzDecode(f *testing.F) {
 			{m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_X86_64, bo: binary.LittleEndian}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_386, bo: binary.LittleEndian},
 			{m: elf.EM_RISCV, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.LittleEndian}, {m: elf.EM_PPC64, bo: binary.BigEndian}, {m: elf.EM_S390, bo: binary.BigEndian},
 			{m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian}, {m: elf.EM_LOONGARCH, bo: binary.LittleEndian},
-			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_AARCH64, bo: binary.LittleEndian}, {m: elf.EM_ARM, bo: binary.LittleEndian, thumb: true},
+			{m: elf.EM_ARM, bo: binary.LittleEndian}, {m: elf.EM_RISCV, bo: binary.LittleEndian, rv32: true}, {m: elf.EM_MIPS, bo: binary.BigEndian}, {m: elf.EM_ARM, bo: binary.LittleEndian, thumb: true},
 		}
 		tg := targets[int(mode&3)|int(mode>>3&3)<<2]
 		insts, err := decodeFor(tg.m, tg.bo, tg.rv32, tg.thumb, code, addr, mode&4 != 0, syms)
@@ -381,6 +398,8 @@ func TestDecodeTableIsObjdumps(t *testing.T) {
 				}
 			case elf.EM_S390:
 				tool, arch = crossObjdump("s390x-linux-gnu")(t), "s390:64-bit"
+			case elf.EM_MIPS:
+				tool, arch, extra = crossObjdump("mips-linux-gnu")(t), "mips:isa64r2", []string{"-EB", "-M", "gpr-names=32"}
 			case elf.EM_ARM:
 				tool, arch = crossObjdump("arm-linux-gnueabihf")(t), "arm"
 				if tt.thumb {

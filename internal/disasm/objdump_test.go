@@ -302,6 +302,8 @@ func compare(t testing.TB, tool, path string, start, stop uint64, intel bool) *a
 				insts = DecodeThumb(code, cuts[i], syms.lookup)
 			case f.Machine == elf.EM_RISCV && f.Class == elf.ELFCLASS32:
 				insts = DecodeRV32(code, cuts[i], syms.lookup)
+			case f.Machine == elf.EM_MIPS:
+				insts = DecodeMIPS(code, cuts[i], f.ByteOrder, f.Class == elf.ELFCLASS64, syms.lookup)
 			default:
 				if insts, err = Decode(f.Machine, f.ByteOrder, code, cuts[i], intel, syms.lookup); err != nil {
 					t.Fatal(err)

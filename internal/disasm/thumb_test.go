@@ -100,13 +100,22 @@ func randomAgainstObjdump(t *testing.T, mode string, lines []string, got []Inst,
 	if out, err := exec.Command(as, "-march=armv7-a", "-mfpu=neon", "-o", o, s).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", as, err, out)
 	}
+	return agreeWithObjdump(t, runObjdump(t, objdump, o, 0, 0), got, outOfScope)
+}
+
+// agreeWithObjdump compares objdump's text of each instruction (want)
+// with got's at the same address, leaving out those outOfScope says. It
+// logs the classes of differences, the largest first, and returns the
+// share that agrees.
+func agreeWithObjdump(t *testing.T, want []objdumpInst, got []Inst, outOfScope func(string) bool) float64 {
+	t.Helper()
 	texts := map[uint64]string{}
 	for _, in := range got {
 		texts[in.Addr] = in.Text
 	}
 	same, total, skipped := 0, 0, 0
 	classes := map[string][]string{}
-	for _, w := range runObjdump(t, objdump, o, 0, 0) {
+	for _, w := range want {
 		wn := normalize(w.text)
 		if outOfScope(wn) {
 			skipped++

@@ -80,6 +80,7 @@ type File struct {
 	ByteOrder binary.ByteOrder // byte order of the object
 	Type      elf.Type         // elf.ET_REL, elf.ET_EXEC or elf.ET_DYN
 	Machine   elf.Machine      // any for an executable or shared library; one that Relocatable accepts for ET_REL
+	Flags     uint32           // e_flags: processor-specific (MIPS's ABI, ARM's EABI version, ...)
 
 	// Progs lists the program headers (none in a relocatable object).
 	Progs []elf.ProgHeader
@@ -232,6 +233,7 @@ func NewFile(r io.ReaderAt, size int64, name string) (*File, error) {
 	// in ELF64.
 	w := f.lay.word
 	rest := 24 + 3*w
+	f.Flags = bo.Uint32(hdr[rest:])
 	if n := uint64(bo.Uint16(hdr[rest+4:])); n != f.lay.ehdr {
 		return nil, f.formatErr("", int64(rest+4), "e_ehsize is %d, want %d", n, f.lay.ehdr)
 	}

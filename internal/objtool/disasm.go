@@ -85,6 +85,8 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 			insts, err = decodeARM(b, p, code, name)
 		case b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32:
 			insts = disasm.DecodeRV32(code, p.lo, name)
+		case b.f.Machine == elf.EM_MIPS:
+			insts = disasm.DecodeMIPS(code, p.lo, b.f.ByteOrder, mipsN64(b.f.Class, b.f.Flags), name)
 		default:
 			insts, err = disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
 		}
@@ -94,6 +96,14 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		out = appendWithLines(out, insts, idx)
 	}
 	return out, nil
+}
+
+// mipsN64 reports whether a MIPS file of class c and e_flags flags uses
+// the register names of the n32 and n64 ABIs: a 64-bit file, or a 32-bit
+// one with EF_MIPS_ABI2 (n32).
+func mipsN64(c elf.Class, flags uint32) bool {
+	const efMIPSABI2 = 0x20
+	return c == elf.ELFCLASS64 || flags&efMIPSABI2 != 0
 }
 
 // decodeErr is the error of disasm.Decode on file, whose only error is a

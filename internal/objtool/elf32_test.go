@@ -16,7 +16,7 @@ import (
 // a static ARMv7 executable that lld links from a Thumb-2 object and an
 // ARM-mode one (mapping symbols tell the two apart), Debian's armhf C
 // library (stripped: the Thumb bit of its dynamic symbols tells them
-// apart), and an RV32 executable (whose compressed instructions RV64's
+// apart), Debian's o32 MIPS C library (big-endian), and an RV32 executable (whose compressed instructions RV64's
 // decoder would misread). Every instruction of the functions listed is
 // at objdump's address with objdump's mnemonic, and the executables'
 // carry their source lines.
@@ -59,6 +59,15 @@ func TestELF32OtherMachinesDisasm(t *testing.T) {
 				const p = "/usr/arm-linux-gnueabihf/lib/libc.so.6"
 				if _, err := os.Stat(p); err != nil {
 					testenv.Missing(t, p, "apt-get install libc6-armhf-cross")
+				}
+				return p
+			},
+			fns: regexp.MustCompile("^(malloc|free|strlen|memchr|qsort|__libc_start_main|printf|fopen)$"), min: 500},
+		{name: "mips libc", objdump: [2]string{"mips-linux-gnu-objdump", "binutils-mips-linux-gnu"},
+			file: func(t *testing.T) string {
+				const p = "/usr/mips-linux-gnu/lib/libc.so.6"
+				if _, err := os.Stat(p); err != nil {
+					testenv.Missing(t, p, "apt-get install libc6-mips-cross")
 				}
 				return p
 			},

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -32,6 +33,7 @@ type foreignBin struct {
 	bo      binary.ByteOrder
 	machine elf.Machine // for the disassembler; EM_NONE if unknown
 	class   elf.Class   // ELF: 32- or 64-bit (RV32 and RV64 code differ)
+	flags   uint32      // ELF: e_flags (a MIPS file's ABI)
 	// arm is, for 32-bit ARM, what its symbols say of each code
 	// section, by the section's address (see armSection).
 	arm     map[uint64]*armSection
@@ -392,6 +394,9 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	if f.Machine == elf.EM_ARM {
 		b.arm = armSectionsOf(f, syms)
 	}
+	if f.Machine == elf.EM_MIPS {
+		b.flags = elfFlags(path, f)
+	}
 	file := "" // the last STT_FILE symbol's name
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FILE {
@@ -418,6 +423,25 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 	}
 	b.sortCode()
 	return b, nil
+}
+
+// elfFlags returns the e_flags of the ELF file f at path, which package
+// debug/elf does not give; 0 if it cannot be read.
+func elfFlags(path string, f *elf.File) uint32 {
+	off := int64(36) // after e_entry, e_phoff and e_shoff
+	if f.Class == elf.ELFCLASS64 {
+		off = 48
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	var b [4]byte
+	if _, err := r.ReadAt(b[:], off); err != nil {
+		return 0
+	}
+	return f.ByteOrder.Uint32(b[:])
 }
 
 // armSectionsOf returns what the symbols syms of the 32-bit ARM file f

@@ -293,6 +293,8 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 			insts = decodeARMRuns(b.arm[sec.addr], code, lo, hi, name)
 		case b.machine == elf.EM_RISCV && b.class == elf.ELFCLASS32:
 			insts = disasm.DecodeRV32(code, lo, name)
+		case b.machine == elf.EM_MIPS:
+			insts = disasm.DecodeMIPS(code, lo, b.bo, mipsN64(b.class, b.flags), name)
 		default:
 			if insts, err = disasm.Decode(b.machine, b.bo, code, lo, intelSyntax, name); err != nil {
 				return nil, decodeErr(b.path, err)
