@@ -2,7 +2,7 @@
 # Generates the small binaries in other containers than 64-bit ELF that
 # seed FuzzObjFile and drive TestForeignFixtures (internal/objtool), from
 # ../inline.c, with Debian 12's tools: gcc-multilib, gcc-mingw-w64-x86-64,
-# clang-19 and llvm-19 (llvm-lipo). Run it from this directory.
+# clang-19, lld-19 and llvm-19 (llvm-lipo). Run it from this directory.
 set -euo pipefail
 src=../inline.c
 # The DWARF names this directory so, wherever the checkout is.
@@ -18,3 +18,10 @@ llvm-lipo-19 -create macho-x86.o macho-arm64.o -output macho-fat.o
 # A Mach-O executable linked by lld, without DWARF (clang would move it to
 # a .dSYM bundle): its symbols and its __TEXT segment's base.
 clang-19 --target=x86_64-apple-macos11 -O2 -fuse-ld=lld -nostdlib -Wl,-undefined,dynamic_lookup -o macho-exe "$src"
+# 32-bit ELF of other machines, linked by lld: ARMv7 Thumb-2 code (mapping
+# symbols, the Thumb bit) and big-endian o32 MIPS code.
+clang-19 --target=armv7-linux-gnueabihf -mthumb -O2 -g "$map" -c -o arm.o "$src"
+ld.lld-19 -e main -o elf32-arm arm.o
+clang-19 --target=mips-linux-gnu -O2 -g "$map" -c -o mips.o "$src"
+ld.lld-19 -e main -o elf32-mips mips.o
+rm arm.o mips.o
