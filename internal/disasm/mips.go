@@ -73,6 +73,8 @@ func (m *mipsInst) op(mnem string, args ...string) {
 	}
 }
 
+// dec is v in decimal, hexU v in hex after "0x", as objdump writes
+// signed and unsigned immediates.
 func dec(v int32) string   { return strconv.Itoa(int(v)) }
 func hexU(v uint32) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
 
@@ -105,7 +107,10 @@ func (m *mipsInst) decode() bool {
 		target(&t, to, m.sym)
 		m.op([2]string{"j", "jal"}[op-2], t.String())
 	case 4, 20:
-		l := map[uint32]string{4: "", 20: "l"}[op]
+		l := "" // beql: likely
+		if op == 20 {
+			l = "l"
+		}
 		switch {
 		case rs == 0 && rt == 0 && op == 4:
 			m.op("b", m.branch())
@@ -115,7 +120,10 @@ func (m *mipsInst) decode() bool {
 			m.op("beq"+l, m.rs(), m.rt(), m.branch())
 		}
 	case 5, 21:
-		l := map[uint32]string{5: "", 21: "l"}[op]
+		l := ""
+		if op == 21 {
+			l = "l"
+		}
 		if rt == 0 {
 			m.op("bnez"+l, m.rs(), m.branch())
 		} else {
@@ -125,15 +133,13 @@ func (m *mipsInst) decode() bool {
 		if rt != 0 {
 			return false
 		}
-		names := map[uint32]string{6: "blez", 7: "bgtz", 22: "blezl", 23: "bgtzl"}
-		m.op(names[op], m.rs(), m.branch())
+		m.op(mipsOpNames[op], m.rs(), m.branch())
 	case 8, 9, 24, 25:
-		names := map[uint32]string{8: "addi", 9: "addiu", 24: "daddi", 25: "daddiu"}
 		if rs == 0 && op == 9 {
 			m.op("li", m.rt(), dec(m.simm()))
 			return true
 		}
-		m.op(names[op], m.rt(), m.rs(), dec(m.simm()))
+		m.op(mipsOpNames[op], m.rt(), m.rs(), dec(m.simm()))
 	case 10, 11:
 		m.op([2]string{"slti", "sltiu"}[op-10], m.rt(), m.rs(), dec(m.simm()))
 	case 12, 13, 14:
@@ -157,8 +163,7 @@ func (m *mipsInst) decode() bool {
 		m.b.Reset()
 		m.op("c"+strconv.Itoa(int(op-16)), hexU(x&0x1ffffff)) // a coprocessor operation objdump does not name
 	case 50, 54, 58, 62:
-		names := map[uint32]string{50: "lwc2", 54: "ldc2", 58: "swc2", 62: "sdc2"}
-		m.op(names[op], "$"+strconv.Itoa(int(rt)), m.mem())
+		m.op(mipsOpNames[op], "$"+strconv.Itoa(int(rt)), m.mem())
 	case 19:
 		return m.cop1x()
 	case 28:
@@ -170,11 +175,10 @@ func (m *mipsInst) decode() bool {
 	case 51:
 		m.op("pref", hexU(rt), m.mem())
 	case 49, 53, 57, 61:
-		names := map[uint32]string{49: "lwc1", 53: "ldc1", 57: "swc1", 61: "sdc1"}
-		m.op(names[op], fpr(rt), m.mem())
+		m.op(mipsOpNames[op], fpr(rt), m.mem())
 	default:
-		name, ok := mipsLoadStore[op]
-		if !ok {
+		name := mipsOpNames[op] // the loads and stores of general registers
+		if name == "" {
 			return false
 		}
 		m.op(name, m.rt(), m.mem())
@@ -182,13 +186,31 @@ func (m *mipsInst) decode() bool {
 	return true
 }
 
-// mipsLoadStore names the loads and stores of general registers by
-// opcode.
-var mipsLoadStore = map[uint32]string{
+// mipsOpNames names instructions by their opcode (bits 31:26) where the
+// opcode alone gives the name: branches, immediate arithmetic, loads and
+// stores.
+var mipsOpNames = [64]string{
+	6: "blez", 7: "bgtz", 22: "blezl", 23: "bgtzl", 8: "addi", 9: "addiu", 24: "daddi", 25: "daddiu",
+	49: "lwc1", 53: "ldc1", 57: "swc1", 61: "sdc1", 50: "lwc2", 54: "ldc2", 58: "swc2", 62: "sdc2",
 	26: "ldl", 27: "ldr", 32: "lb", 33: "lh", 34: "lwl", 35: "lw", 36: "lbu", 37: "lhu", 38: "lwr", 39: "lwu",
 	40: "sb", 41: "sh", 42: "swl", 43: "sw", 44: "sdl", 45: "sdr", 46: "swr", 48: "ll", 52: "lld", 55: "ld",
 	56: "sc", 60: "scd", 63: "sd",
 }
+
+// mipsSpecialNames names SPECIAL's instructions by their function field
+// (bits 5:0), and mipsRotateNames the rotates that share a shift's
+// function field (rs or sa 1), as objdump spells them (ror for rotr).
+var (
+	mipsSpecialNames = [64]string{
+		2: "srl", 3: "sra", 4: "sllv", 6: "srlv", 7: "srav", 20: "dsllv", 22: "dsrlv", 23: "dsrav",
+		24: "mult", 25: "multu", 26: "div", 27: "divu", 28: "dmult", 29: "dmultu", 30: "ddiv", 31: "ddivu",
+		32: "add", 33: "addu", 34: "sub", 35: "subu", 36: "and", 37: "or", 38: "xor", 39: "nor",
+		42: "slt", 43: "sltu", 44: "dadd", 45: "daddu", 46: "dsub", 47: "dsubu",
+		48: "tge", 49: "tgeu", 50: "tlt", 51: "tltu", 52: "teq", 54: "tne",
+		56: "dsll", 58: "dsrl", 59: "dsra", 60: "dsll32", 62: "dsrl32", 63: "dsra32",
+	}
+	mipsRotateNames = [64]string{2: "ror", 6: "rorv", 22: "drorv", 58: "dror", 62: "dror32"}
+)
 
 // special decodes opcode 0 (SPECIAL), by its function field.
 func (m *mipsInst) special() bool {
@@ -220,21 +242,19 @@ func (m *mipsInst) special() bool {
 		}
 		m.op(name, m.rd(), m.rs(), "$fcc"+strconv.Itoa(int(rt>>2)))
 	case 2, 3, 58, 59, 56, 60, 62, 63:
-		names := map[uint32]string{2: "srl", 3: "sra", 56: "dsll", 58: "dsrl", 59: "dsra", 60: "dsll32", 62: "dsrl32", 63: "dsra32"}
-		name := names[fn]
+		name := mipsSpecialNames[fn]
 		switch {
-		case rs == 1 && (fn == 2 || fn == 58 || fn == 62):
-			name = map[uint32]string{2: "ror", 58: "dror", 62: "dror32"}[fn] // rotr, objdump's way
+		case rs == 1 && mipsRotateNames[fn] != "":
+			name = mipsRotateNames[fn]
 		case rs != 0:
 			return false
 		}
 		m.op(name, m.rd(), m.rt(), hexU(sa))
 	case 4, 6, 7, 20, 22, 23:
-		names := map[uint32]string{4: "sllv", 6: "srlv", 7: "srav", 20: "dsllv", 22: "dsrlv", 23: "dsrav"}
-		name := names[fn]
+		name := mipsSpecialNames[fn]
 		switch {
-		case sa == 1 && (fn == 6 || fn == 22):
-			name = map[uint32]string{6: "rorv", 22: "drorv"}[fn]
+		case sa == 1 && mipsRotateNames[fn] != "":
+			name = mipsRotateNames[fn]
 		case sa != 0:
 			return false
 		}
@@ -305,20 +325,16 @@ func (m *mipsInst) special() bool {
 		if rd != 0 || sa != 0 {
 			return false
 		}
-		names := map[uint32]string{24: "mult", 25: "multu", 28: "dmult", 29: "dmultu"}
-		m.op(names[fn], m.rs(), m.rt())
+		m.op(mipsSpecialNames[fn], m.rs(), m.rt())
 	case 26, 27, 30, 31:
 		if rd != 0 || sa != 0 {
 			return false
 		}
-		names := map[uint32]string{26: "div", 27: "divu", 30: "ddiv", 31: "ddivu"}
-		m.op(names[fn], "zero", m.rs(), m.rt())
+		m.op(mipsSpecialNames[fn], "zero", m.rs(), m.rt())
 	case 32, 33, 34, 35, 36, 37, 38, 39, 42, 43, 44, 45, 46, 47:
 		if sa != 0 {
 			return false
 		}
-		names := map[uint32]string{32: "add", 33: "addu", 34: "sub", 35: "subu", 36: "and", 37: "or", 38: "xor", 39: "nor",
-			42: "slt", 43: "sltu", 44: "dadd", 45: "daddu", 46: "dsub", 47: "dsubu"}
 		switch {
 		case rt == 0 && (fn == 33 || fn == 37 || fn == 45):
 			m.op("move", m.rd(), m.rs())
@@ -331,14 +347,13 @@ func (m *mipsInst) special() bool {
 		case rs == 0 && fn == 46:
 			m.op("dneg", m.rd(), m.rt())
 		default:
-			three(names[fn])
+			three(mipsSpecialNames[fn])
 		}
 	case 48, 49, 50, 51, 52, 54:
-		names := map[uint32]string{48: "tge", 49: "tgeu", 50: "tlt", 51: "tltu", 52: "teq", 54: "tne"}
 		if code := x >> 6 & 0x3ff; code != 0 {
-			m.op(names[fn], m.rs(), m.rt(), hexU(code))
+			m.op(mipsSpecialNames[fn], m.rs(), m.rt(), hexU(code))
 		} else {
-			m.op(names[fn], m.rs(), m.rt())
+			m.op(mipsSpecialNames[fn], m.rs(), m.rt())
 		}
 	default:
 		return false
@@ -346,11 +361,17 @@ func (m *mipsInst) special() bool {
 	return true
 }
 
+// mipsRegimmNames names REGIMM's branches by their rt field, and
+// mipsRegimmTraps its traps.
+var (
+	mipsRegimmNames = [32]string{0: "bltz", 1: "bgez", 2: "bltzl", 3: "bgezl", 16: "bltzal", 17: "bgezal", 18: "bltzall", 19: "bgezall"}
+	mipsRegimmTraps = [32]string{8: "tgei", 9: "tgeiu", 10: "tlti", 11: "tltiu", 12: "teqi", 14: "tnei"}
+)
+
 // regimm decodes opcode 1 (REGIMM), by its rt field.
 func (m *mipsInst) regimm() bool {
 	rs, rt := m.x>>21&31, m.x>>16&31
-	names := map[uint32]string{0: "bltz", 1: "bgez", 2: "bltzl", 3: "bgezl", 16: "bltzal", 17: "bgezal", 18: "bltzall", 19: "bgezall"}
-	traps := map[uint32]string{8: "tgei", 9: "tgeiu", 10: "tlti", 11: "tltiu", 12: "teqi", 14: "tnei"}
+	names := &mipsRegimmNames
 	switch {
 	case rt == 17 && rs == 0:
 		m.op("bal", m.branch())
@@ -358,8 +379,8 @@ func (m *mipsInst) regimm() bool {
 		m.op("b", m.branch())
 	case names[rt] != "":
 		m.op(names[rt], m.rs(), m.branch())
-	case traps[rt] != "":
-		m.op(traps[rt], m.rs(), dec(m.simm()))
+	case mipsRegimmTraps[rt] != "":
+		m.op(mipsRegimmTraps[rt], m.rs(), dec(m.simm()))
 	case rt == 31:
 		m.op("synci", m.mem())
 	default:
@@ -367,6 +388,10 @@ func (m *mipsInst) regimm() bool {
 	}
 	return true
 }
+
+// mipsSpecial2Names names SPECIAL2's multiply-accumulates and counts of
+// leading bits by their function field.
+var mipsSpecial2Names = [64]string{0: "madd", 1: "maddu", 4: "msub", 5: "msubu", 32: "clz", 33: "clo", 36: "dclz", 37: "dclo"}
 
 // special2 decodes opcode 28 (SPECIAL2): multiply-accumulate, mul, clz.
 func (m *mipsInst) special2() bool {
@@ -377,8 +402,7 @@ func (m *mipsInst) special2() bool {
 		if rd != 0 || sa != 0 {
 			return false
 		}
-		names := map[uint32]string{0: "madd", 1: "maddu", 4: "msub", 5: "msubu"}
-		m.op(names[fn], m.rs(), m.rt())
+		m.op(mipsSpecial2Names[fn], m.rs(), m.rt())
 	case 2:
 		if sa != 0 {
 			return false
@@ -388,12 +412,11 @@ func (m *mipsInst) special2() bool {
 		if sa != 0 {
 			return false
 		}
-		names := map[uint32]string{32: "clz", 33: "clo", 36: "dclz", 37: "dclo"}
 		if x>>16&31 != rd {
 			// rd and rt must agree; objdump shows both.
-			m.op(names[fn], m.rd()+" or "+m.rt(), m.rs())
+			m.op(mipsSpecial2Names[fn], m.rd()+" or "+m.rt(), m.rs())
 		} else {
-			m.op(names[fn], m.rd(), m.rs())
+			m.op(mipsSpecial2Names[fn], m.rd(), m.rs())
 		}
 	case 63:
 		if code := x >> 6 & 0xfffff; code != 0 {
@@ -406,6 +429,10 @@ func (m *mipsInst) special2() bool {
 	}
 	return true
 }
+
+// mipsShuffleNames names SPECIAL3's byte shuffles and sign extensions
+// (BSHFL and DBSHFL) by their sa field and function field (sa<<6|fn).
+var mipsShuffleNames = map[uint32]string{2<<6 | 32: "wsbh", 16<<6 | 32: "seb", 24<<6 | 32: "seh", 2<<6 | 36: "dsbh", 5<<6 | 36: "dshd"}
 
 // special3 decodes opcode 31 (SPECIAL3): bit fields, byte swaps, sign
 // extensions, rdhwr.
@@ -433,8 +460,7 @@ func (m *mipsInst) special3() bool {
 		if x>>21&31 != 0 {
 			return false
 		}
-		names := map[uint32]string{2<<6 | 32: "wsbh", 16<<6 | 32: "seb", 24<<6 | 32: "seh", 2<<6 | 36: "dsbh", 5<<6 | 36: "dshd"}
-		name, ok := names[lsb<<6|fn]
+		name, ok := mipsShuffleNames[lsb<<6|fn]
 		if !ok {
 			return false
 		}
@@ -557,6 +583,14 @@ func (m *mipsInst) cop1() bool {
 	return true
 }
 
+// COP1X's instructions: the indexed loads and stores by function field,
+// the fused multiply-adds by its bits 5:3 and their formats by bits 2:0.
+var (
+	mipsCOP1XNames = [64]string{0: "lwxc1", 1: "ldxc1", 5: "luxc1", 8: "swxc1", 9: "sdxc1", 13: "suxc1"}
+	mipsFusedNames = [8]string{4: "madd", 5: "msub", 6: "nmadd", 7: "nmsub"}
+	mipsFusedFmts  = [8]string{0: "s", 1: "d", 6: "ps"}
+)
+
 // cop1x decodes opcode 19 (COP1X): indexed loads and stores of floating-
 // point registers and the fused multiply-adds.
 func (m *mipsInst) cop1x() bool {
@@ -568,23 +602,19 @@ func (m *mipsInst) cop1x() bool {
 		if fs != 0 {
 			return false
 		}
-		names := map[uint32]string{0: "lwxc1", 1: "ldxc1", 5: "luxc1"}
-		m.op(names[fn], fpr(fd), index+"("+base+")")
+		m.op(mipsCOP1XNames[fn], fpr(fd), index+"("+base+")")
 	case 8, 9, 13:
 		if fd != 0 {
 			return false
 		}
-		names := map[uint32]string{8: "swxc1", 9: "sdxc1", 13: "suxc1"}
-		m.op(names[fn], fpr(fs), index+"("+base+")")
+		m.op(mipsCOP1XNames[fn], fpr(fs), index+"("+base+")")
 	case 15:
 		if fd != 0 {
 			return false
 		}
 		m.op("prefx", hexU(fs), index+"("+base+")")
 	default:
-		ops := map[uint32]string{4: "madd", 5: "msub", 6: "nmadd", 7: "nmsub"}
-		fmts := map[uint32]string{0: "s", 1: "d", 6: "ps"}
-		name, f := ops[fn>>3], fmts[fn&7]
+		name, f := mipsFusedNames[fn>>3], mipsFusedFmts[fn&7]
 		if name == "" || f == "" {
 			return false
 		}

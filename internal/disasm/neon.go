@@ -438,6 +438,14 @@ var neonLong = map[uint32]struct {
 	5: {"vabal", false}, 7: {"vabdl", false}, 8: {"vmlal", false}, 10: {"vmlsl", false}, 12: {"vmull", false},
 }
 
+// neonSaturatingLong and neonSaturatingScalar name the saturating
+// doubling long multiplies by opcode, on three registers of different
+// lengths and on a scalar.
+var (
+	neonSaturatingLong   = [16]string{9: "vqdmlal", 11: "vqdmlsl", 13: "vqdmull"}
+	neonSaturatingScalar = [16]string{3: "vqdmlal", 7: "vqdmlsl", 11: "vqdmull"}
+)
+
 // threeDiff decodes the instructions on three registers of different
 // lengths (long, wide and narrow).
 func (n *neonInst) threeDiff() bool {
@@ -473,8 +481,7 @@ func (n *neonInst) threeDiff() bool {
 		if u {
 			return false
 		}
-		names := map[uint32]string{9: "vqdmlal", 11: "vqdmlsl", 13: "vqdmull"}
-		n.op(names[x>>8&15], ".s"+s6, qd, dn, dm)
+		n.op(neonSaturatingLong[x>>8&15], ".s"+s6, qd, dn, dm)
 	case 14:
 		n.op("vmull", ".p"+width(8, size, 0, 0), qd, dn, dm)
 	default:
@@ -527,8 +534,7 @@ func (n *neonInst) scalar() bool {
 		if u {
 			return false
 		}
-		names := map[uint32]string{3: "vqdmlal", 7: "vqdmlsl", 11: "vqdmull"}
-		long(names[opc], ".s"+s6)
+		long(neonSaturatingScalar[opc], ".s"+s6)
 	default:
 		return false
 	}

@@ -12,9 +12,10 @@ import (
 // from the encoding tables of the ARM Architecture Reference Manual
 // (ARMv7-A, A6); VFP instructions, whose Thumb encodings are their ARM
 // encodings with the condition taken from the IT block, go through the
-// ARM decoder. Advanced SIMD (NEON) instructions are not decoded: they
-// read as undefined instructions, in objdump's text for those, and
-// decoding goes on after them.
+// ARM decoder, and Advanced SIMD (NEON) ones, the ARM ones under another
+// prefix, through this package's (neon.go). An encoding that does not
+// decode reads as objdump's undefined instruction, and decoding goes on
+// after it.
 //
 // Instructions are two or four bytes, at even addresses; the condition
 // of an instruction in an IT block is written on it as objdump writes it

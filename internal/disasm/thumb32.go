@@ -19,7 +19,7 @@ func (d *thumbDecoder) thumb32(x uint32, pc uint64) {
 	case op1 == 2 && x&0x8000 == 0 && op2&0x20 == 0:
 		d.dataModifiedImm(x)
 	case op1 == 2 && x&0x8000 == 0:
-		d.dataPlainImm(x, pc)
+		d.dataPlainImm(x)
 	case op1 == 2:
 		d.branchMisc(x, pc)
 	case op1 == 3 && op2&0x71 == 0:
@@ -154,7 +154,7 @@ func (d *thumbDecoder) dataModifiedImm(x uint32) {
 
 // dataPlainImm decodes data processing with a plain binary immediate:
 // addw, subw, movw, movt, bit fields and saturation.
-func (d *thumbDecoder) dataPlainImm(x uint32, pc uint64) {
+func (d *thumbDecoder) dataPlainImm(x uint32) {
 	c := d.c()
 	rn, rd := x>>16&15, x>>8&15
 	imm12 := x&0xff | x>>4&0x700 | x>>15&0x800
@@ -538,7 +538,7 @@ func (d *thumbDecoder) address(x uint32, pc uint64) string {
 }
 
 // parallelAddSub names the parallel additions and subtractions by bits
-// 22:20 and, in the unsigned ones, the prefix by bits 6:4.
+// 22:20; their prefix (s, q, sh, u, uq, uh) comes from bits 6:4.
 var parallelAddSub = [8]string{"add8", "add16", "asx", "", "sub8", "sub16", "sax", ""}
 
 // dataReg decodes data processing with registers: shifts by a register,
