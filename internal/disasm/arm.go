@@ -46,10 +46,42 @@ func decodeARM(code []byte, addr uint64, sym Symbolizer) []Inst {
 			} else if text, ok := neon(x, ""); ok {
 				return text
 			}
+			if text, ok := coprocessorOp(x, armCond[min(x>>28, 14)], pc+8, sym); ok {
+				return text
+			}
 			return armWord(word)
 		}
-		return safeFormat(b, func() { formatARM(b, inst, pc, sym) })
+		return safeFormat(b, func() {
+			formatARM(b, inst, pc, sym)
+			if armUnpredictable(binary.LittleEndian.Uint32(word)) {
+				b.WriteString("\t@ <UNPREDICTABLE>")
+			}
+		})
 	})
+}
+
+// armUnpredictable reports whether objdump flags the ARM instruction x
+// as unpredictable, for the classes it does where armasm does not: a
+// data-processing instruction whose shift amount is a register with pc as
+// its destination or first operand, and a multiply with pc as an operand
+// (data in Go's text decodes so).
+func armUnpredictable(x uint32) bool {
+	rd, rn, rs, rm := x>>12&15, x>>16&15, x>>8&15, x&15
+	switch {
+	case x>>28 == 15:
+		return false
+	case x&0x0e000090 == 0x00000010 && x&0x01900000 != 0x01000000:
+		// Data processing, register-shifted register (not the
+		// miscellaneous instructions, whose opcode is 10xx with S 0).
+		// objdump flags pc as rd or rn (not as rm or rs).
+		compare := x>>21&0xc == 8 // tst, teq, cmp, cmn: no rd
+		return rn == 15 || rd == 15 && !compare
+	case x&0x0fc000f0 == 0x00000090:
+		// mul and mla: rd in bits 19:16, rn (mla's addend) in 15:12.
+		mla := x&(1<<21) != 0
+		return rn == 15 || rm == 15 || rs == 15 || mla && rd == 15
+	}
+	return false
 }
 
 // Data returns the words of a data region of 32-bit ARM code (a literal
@@ -396,4 +428,101 @@ func coprocessorPair(x uint32, c string) (string, bool) {
 		text += "\t@ <UNPREDICTABLE>"
 	}
 	return text, true
+}
+
+// coprocessorOp decodes the generic coprocessor instructions objdump
+// names for any coprocessor, in their ARM encoding x with condition
+// suffix c: ldc and stc (the "l" forms too), cdp, and with condition 1111
+// their "2" forms with mcr2, mrc2, mcrr2 and mrrc2. base is what a
+// pc-relative ldc's offset counts from (the pc plus 8 in ARM code, the
+// word-aligned pc plus 4 in Thumb code). VFP and Advanced SIMD, whose
+// coprocessors are 10 and 11, are not these outside the "2" forms.
+func coprocessorOp(x uint32, c string, base uint64, sym Symbolizer) (string, bool) {
+	if c == "al" {
+		c = ""
+	}
+	two := x>>28 == 15
+	cp := x >> 8 & 15
+	if !two && (cp == 10 || cp == 11) {
+		return "", false
+	}
+	suffix := c
+	if two {
+		suffix = "2"
+	}
+	crd, n := strconv.Itoa(int(x>>12&15)), strconv.Itoa(int(cp))
+	switch {
+	case x&0x0f000010 == 0x0e000000:
+		return "cdp" + suffix + "\t" + n + ", " + strconv.Itoa(int(x>>20&15)) + ", cr" + crd + ", cr" + strconv.Itoa(int(x>>16&15)) +
+			", cr" + strconv.Itoa(int(x&15)) + ", {" + strconv.Itoa(int(x>>5&7)) + "}", true
+	case two && x&0x0f000010 == 0x0e000010:
+		name, rt := "mcr2", x>>12&15
+		if x&(1<<20) != 0 {
+			name = "mrc2"
+		}
+		text := name + "\t" + n + ", " + strconv.Itoa(int(x>>21&7)) + ", " + armRegName(rt) + ", cr" + strconv.Itoa(int(x>>16&15)) +
+			", cr" + strconv.Itoa(int(x&15)) + ", {" + strconv.Itoa(int(x>>5&7)) + "}"
+		if name == "mcr2" && rt == 15 {
+			text += "\t@ <UNPREDICTABLE>"
+		}
+		return text, true
+	case two && x&0x0fe00000 == 0x0c400000:
+		text, ok := coprocessorPair(x&0x0fffffff|0xe0000000, "")
+		if !ok {
+			return "", false
+		}
+		mnem, ops, _ := strings.Cut(text, "\t")
+		return mnem + "2\t" + ops, true
+	case x&0x0e000000 == 0x0c000000:
+		p, u, w := x>>24&1, x>>23&1, x>>21&1
+		if p == 0 && u == 0 && w == 0 {
+			return "", false // mcrr and mrrc, or undefined
+		}
+		name := "stc"
+		if x&(1<<20) != 0 {
+			name = "ldc"
+		}
+		if x&(1<<22) != 0 {
+			suffix = "l" + suffix
+			if two {
+				suffix = "2l"
+			}
+		}
+		rn := x >> 16 & 15
+		off := int64(x&0xff) * 4
+		if u == 0 {
+			off = -off
+		}
+		var addr string
+		var comment int64
+		switch {
+		case p == 1:
+			addr = "[" + armRegName(rn)
+			if off != 0 || u == 0 {
+				addr += ", #" + strconv.FormatInt(off, 10)
+			}
+			addr += "]"
+			if w == 1 {
+				addr += "!"
+			}
+			comment = off
+		case w == 1:
+			addr = "[" + armRegName(rn) + "], #" + strconv.FormatInt(off, 10)
+			comment = off
+		default:
+			addr = "[" + armRegName(rn) + "], {" + strconv.Itoa(int(x&0xff)) + "}"
+			comment = int64(x & 0xff)
+		}
+		text := name + suffix + "\t" + n + ", cr" + crd + ", " + addr
+		if rn == 15 && p == 1 && w == 0 {
+			var t textBuf
+			target(&t, uint64(int64(base)+off), sym)
+			return text + "\t@ " + t.String(), true
+		}
+		if comment > 32 || comment < -16 {
+			text += "\t@ 0x" + strconv.FormatUint(uint64(uint32(comment)), 16)
+		}
+		return text, true
+	}
+	return "", false
 }

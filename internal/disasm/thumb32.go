@@ -36,6 +36,14 @@ func (d *thumbDecoder) thumb32(x uint32, pc uint64) {
 		d.coprocessor(x, pc)
 	case x>>24 == 0xff || x>>24 == 0xf9:
 		d.neon(x)
+	case op1 == 3 && op2&0x40 != 0:
+		// 111111xx: the "2" forms of the coprocessor instructions,
+		// whose ARM encoding (condition 1111) is the same bits.
+		if text, ok := coprocessorOp(x, "", uint64(uint32(pc+4)&^3), d.sym); ok {
+			d.b.WriteString(text)
+		} else {
+			d.undefined(x, 4)
+		}
 	default:
 		d.undefined(x, 4)
 	}
@@ -753,6 +761,10 @@ func (d *thumbDecoder) coprocessor(x uint32, pc uint64) {
 	}
 	arm := cond<<28 | x&0x0fffffff
 	if text, ok := neonTransfer(arm, thumbCond[cond]); ok {
+		d.b.WriteString(text)
+		return
+	}
+	if text, ok := coprocessorOp(arm, thumbCond[cond], uint64(uint32(pc+4)&^3), d.sym); ok {
 		d.b.WriteString(text)
 		return
 	}
