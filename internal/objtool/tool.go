@@ -114,6 +114,9 @@ type binFile struct {
 	armOnce sync.Once
 	arm     map[int]*armSection // a 32-bit ARM file's code sections; see armMapping
 
+	pltOnce sync.Once
+	plt     []pltEntry // see pltEntries
+
 	answers answers // what Prefetch found
 }
 
