@@ -2,6 +2,7 @@ package objtool
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
-// pltEntry is one stub of an x86-64 executable's procedure linkage
-// table, named as objdump names it ("printf@plt"): calls into shared
+// pltEntry is one stub of an x86-64 or AArch64 executable's procedure
+// linkage table, named as objdump names it ("printf@plt"): calls into shared
 // libraries go through them, and objdump shows their targets so (the
 // symbol tables have no names for them).
 type pltEntry struct {
@@ -24,19 +25,20 @@ type pltEntry struct {
 // hostile size field could claim.
 const maxPLTEntries = 1 << 20
 
-// pltEntries returns the PLT stubs of the x86-64 ELF executable or shared
-// library f, in address order, named as objdump's synthetic symbols name
-// them. Each stub jumps through a GOT slot ("jmp *disp(%rip)", after an
-// endbr64 and a bnd prefix or not): the 16-byte stubs of .plt.sec (with
+// pltEntries returns the PLT stubs of the x86-64 or AArch64 ELF
+// executable or shared library f, in address order, named as objdump's
+// synthetic symbols name them. Each stub jumps through a GOT slot
+// (x86Slot, arm64Slot): on x86-64 the 16-byte stubs of .plt.sec (with
 // indirect branch tracking) or else of .plt after its 16-byte PLT0, whose
 // slots .rela.plt's relocations fill, and those of .plt.got (8 bytes, or
-// its sh_entsize), whose slots .rela.dyn's fill. The relocation of the
+// its sh_entsize), whose slots .rela.dyn's fill; on AArch64 the 16-byte
+// stubs of .plt after its 32-byte PLT0. The relocation of the
 // slot names the stub: its dynamic symbol, or "*ABS*+0xaddend" (an
 // ifunc's IRELATIVE relocation), demangled as upstream's objdump
 // --demangle shows it, and "@plt". nil for other files, or a PLT that
 // cannot be read.
 func pltEntries(f *elfrel.File) []pltEntry {
-	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 || f.Type == elf.ET_REL {
+	if f.Class != elf.ELFCLASS64 || f.Type == elf.ET_REL || f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 {
 		return nil
 	}
 	// The relocations by the GOT slot they fill.
@@ -83,6 +85,11 @@ func pltEntries(f *elfrel.File) []pltEntry {
 	if f.Section(".plt.sec") >= 0 {
 		stubs = append(stubs[:1], stubs[2]) // .plt then holds only the lazy-binding stubs
 	}
+	slotOf := x86Slot
+	if f.Machine == elf.EM_AARCH64 {
+		stubs, slotOf = stubs[1:2], arm64Slot
+		stubs[0].first = 32 // PLT0 is eight instructions
+	}
 	var out []pltEntry
 	for _, st := range stubs {
 		i := f.Section(st.section)
@@ -99,29 +106,51 @@ func pltEntries(f *elfrel.File) []pltEntry {
 			continue
 		}
 		for off := st.first; off+size <= uint64(len(code)); off += size {
-			stub := code[off : off+size]
-			for j := 0; j+6 <= len(stub); j++ {
-				if stub[j] != 0xff || stub[j+1] != 0x25 {
-					continue
-				}
-				// jmp *disp32(%rip): the slot is the next instruction's
-				// address plus disp.
-				slot := ps.Addr + off + uint64(j) + 6 + uint64(int64(int32(f.ByteOrder.Uint32(stub[j+2:]))))
-				r, ok := bySlot[slot]
-				if !ok {
-					break
-				}
-				name := names[r.sym]
-				if r.sym == 0 || name == "" {
-					name = fmt.Sprintf("*ABS*+%#x", r.addend)
-				}
-				out = append(out, pltEntry{addr: ps.Addr + off, size: size, name: demangle.Filter(name) + "@plt"})
-				break
+			slot, ok := slotOf(code[off:off+size], ps.Addr+off, f.ByteOrder)
+			if !ok {
+				continue
 			}
+			r, ok := bySlot[slot]
+			if !ok {
+				continue
+			}
+			name := names[r.sym]
+			if r.sym == 0 || name == "" {
+				name = fmt.Sprintf("*ABS*+%#x", r.addend)
+			}
+			out = append(out, pltEntry{addr: ps.Addr + off, size: size, name: demangle.Filter(name) + "@plt"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
 	return out
+}
+
+// x86Slot returns the GOT slot an x86-64 PLT stub at addr jumps through:
+// its "jmp *disp32(%rip)" (ff 25, after an endbr64 and a bnd prefix or
+// not) reads the slot at the next instruction's address plus disp.
+func x86Slot(stub []byte, addr uint64, bo binary.ByteOrder) (uint64, bool) {
+	for j := 0; j+6 <= len(stub); j++ {
+		if stub[j] == 0xff && stub[j+1] == 0x25 {
+			return addr + uint64(j) + 6 + uint64(int64(int32(bo.Uint32(stub[j+2:])))), true
+		}
+	}
+	return 0, false
+}
+
+// arm64Slot returns the GOT slot an AArch64 PLT stub at addr loads its
+// target from: "adrp x16, page; ldr x17, [x16, #off]" (after a bti c or
+// not) reads the slot at page + off.
+func arm64Slot(stub []byte, addr uint64, bo binary.ByteOrder) (uint64, bool) {
+	for j := 0; j+8 <= len(stub); j += 4 {
+		adrp, ldr := bo.Uint32(stub[j:]), bo.Uint32(stub[j+4:])
+		if adrp&0x9f00001f != 0x90000010 || ldr&0xffc003ff != 0xf9400211 {
+			continue // not adrp x16 followed by ldr x17, [x16, #imm]
+		}
+		imm21 := (adrp>>5&0x7ffff)<<2 | adrp>>29&3 // immhi:immlo
+		page := uint64(int64((addr+uint64(j))&^0xfff) + int64(int32(imm21<<11)>>11)<<12)
+		return page + uint64(ldr>>10&0xfff)*8, true
+	}
+	return 0, false
 }
 
 // pltNamer returns next's Symbolizer with the stubs of entries named
