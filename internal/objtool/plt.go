@@ -20,9 +20,8 @@ type pltEntry struct {
 	name       string
 }
 
-// maxPLTEntries bounds the relocations and stubs read from a file's
-// .rela.plt and PLT: more than any real program has, far fewer than a
-// hostile size field could claim.
+// maxPLTEntries bounds the stubs read from a file's PLT: more than any
+// real program has, far fewer than a hostile size field could claim.
 const maxPLTEntries = 1 << 20
 
 // pltEntries returns the PLT stubs of the x86-64 or AArch64 ELF
@@ -48,25 +47,31 @@ func pltEntries(f *elfrel.File) []pltEntry {
 	}
 	bySlot := map[uint64]reloc{}
 	names := map[int]string{}
+	var chunk [4096 * 24]byte
 	for _, name := range []string{".rela.plt", ".rela.dyn"} {
 		i := f.Section(name)
 		if i < 0 || f.Sections[i].Type != elf.SHT_RELA {
 			continue
 		}
+		// Read a chunk at a time: a PIE's .rela.dyn holds a relative
+		// relocation for every pointer in its data, none of them a
+		// slot's, so only the slot kinds are kept.
 		rs := &f.Sections[i]
-		n := rs.Size / 24
-		if n > maxPLTEntries {
-			return nil
-		}
-		data := make([]byte, n*24)
-		if f.ReadAt(data, rs.Offset) != nil {
-			return nil
-		}
-		for k := uint64(0); k < n; k++ {
-			r := data[k*24:]
-			sym := int(f.ByteOrder.Uint64(r[8:]) >> 32)
-			bySlot[f.ByteOrder.Uint64(r)] = reloc{sym, f.ByteOrder.Uint64(r[16:])}
-			names[sym] = ""
+		for off := uint64(0); off+24 <= rs.Size; off += uint64(len(chunk)) {
+			data := chunk[:min(uint64(len(chunk)), rs.Size-off)/24*24]
+			if f.ReadAt(data, rs.Offset+off) != nil {
+				return nil
+			}
+			for k := 0; k+24 <= len(data); k += 24 {
+				r := data[k:]
+				info := f.ByteOrder.Uint64(r[8:])
+				if !pltReloc(f.Machine, uint32(info)) {
+					continue
+				}
+				sym := int(info >> 32)
+				bySlot[f.ByteOrder.Uint64(r)] = reloc{sym, f.ByteOrder.Uint64(r[16:])}
+				names[sym] = ""
+			}
 		}
 	}
 	if len(bySlot) == 0 {
@@ -123,6 +128,25 @@ func pltEntries(f *elfrel.File) []pltEntry {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
 	return out
+}
+
+// pltReloc reports whether a relocation of type typ, of machine m, fills
+// a GOT slot a PLT stub jumps through: a jump slot, a global data slot
+// (.plt.got's), or an ifunc's.
+func pltReloc(m elf.Machine, typ uint32) bool {
+	switch m {
+	case elf.EM_X86_64:
+		switch elf.R_X86_64(typ) {
+		case elf.R_X86_64_JMP_SLOT, elf.R_X86_64_GLOB_DAT, elf.R_X86_64_IRELATIVE:
+			return true
+		}
+	case elf.EM_AARCH64:
+		switch elf.R_AARCH64(typ) {
+		case elf.R_AARCH64_JUMP_SLOT, elf.R_AARCH64_GLOB_DAT, elf.R_AARCH64_IRELATIVE:
+			return true
+		}
+	}
+	return false
 }
 
 // x86Slot returns the GOT slot an x86-64 PLT stub at addr jumps through:
