@@ -249,12 +249,20 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 		default:
 			continue
 		}
-		if v > 32 || v < -16 {
-			b.WriteString("\t@ 0x")
-			b.Write(strconv.AppendUint(nil, uint64(uint32(v)), 16))
-		}
+		b.WriteString(armValueComment(v))
 		return
 	}
+}
+
+// armValueComment is the comment objdump adds after a 32-bit ARM
+// instruction (ARM or Thumb) with an immediate or offset v above 32 or
+// below -16 (binutils' arm-dis.c rule): "\t@ 0x" and v's 32 bits in hex;
+// "" for others.
+func armValueComment(v int64) string {
+	if v > 32 || v < -16 {
+		return "\t@ 0x" + strconv.FormatUint(uint64(uint32(v)), 16)
+	}
+	return ""
 }
 
 // vfpImmComment writes objdump's comment on the 8-bit immediate imm8 of
@@ -519,10 +527,7 @@ func coprocessorOp(x uint32, c string, base uint64, sym Symbolizer) (string, boo
 			target(&t, uint64(int64(base)+off), sym)
 			return text + "\t@ " + t.String(), true
 		}
-		if comment > 32 || comment < -16 {
-			text += "\t@ 0x" + strconv.FormatUint(uint64(uint32(comment)), 16)
-		}
-		return text, true
+		return text + armValueComment(comment), true
 	}
 	return "", false
 }

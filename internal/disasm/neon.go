@@ -421,8 +421,8 @@ func (n *neonInst) twoShift() bool {
 	default:
 		return false
 	}
-	if left == "#"+strconv.Itoa(int(field)) && opc >= 5 && opc <= 7 && field > 32 {
-		n.b.WriteString("\t@ 0x" + strconv.FormatUint(uint64(field), 16)) // arm-dis.c's comment rule
+	if opc >= 5 && opc <= 7 { // the left shifts of one element size
+		n.b.WriteString(armValueComment(int64(field)))
 	}
 	return true
 }

@@ -136,10 +136,7 @@ func (d *thumbDecoder) imm(v uint32) string {
 
 // writeComment writes the hex comment objdump adds for a large immediate.
 func (d *thumbDecoder) writeComment() {
-	if d.comment > 32 || d.comment < -16 {
-		d.b.WriteString("\t@ 0x")
-		d.b.WriteString(strconv.FormatUint(uint64(uint32(d.comment)), 16))
-	}
+	d.b.WriteString(armValueComment(d.comment))
 }
 
 // target returns the text of a branch target or literal address:

@@ -83,27 +83,27 @@ func pltEntries(f *elfrel.File) []pltEntry {
 		}
 		return nil
 	})
-	stubs := []struct {
-		section     string
+	// The sections of stubs: where the first starts, and their size.
+	type stubSection struct {
+		name        string
 		first, size uint64
-	}{{".plt.sec", 0, 16}, {".plt", 16, 16}, {".plt.got", 0, 8}}
-	if f.Section(".plt.sec") >= 0 {
-		stubs = append(stubs[:1], stubs[2]) // .plt then holds only the lazy-binding stubs
 	}
-	slotOf := x86Slot
-	if f.Machine == elf.EM_AARCH64 {
-		stubs, slotOf = stubs[1:2], arm64Slot
-		stubs[0].first = 32 // PLT0 is eight instructions
+	stubs, slotOf := []stubSection{{".plt", 16, 16}, {".plt.got", 0, 8}}, x86Slot
+	switch {
+	case f.Machine == elf.EM_AARCH64:
+		stubs, slotOf = []stubSection{{".plt", 32, 16}}, arm64Slot // PLT0 is eight instructions
+	case f.Section(".plt.sec") >= 0:
+		stubs[0] = stubSection{".plt.sec", 0, 16} // .plt then holds only the lazy-binding stubs
 	}
 	var out []pltEntry
 	for _, st := range stubs {
-		i := f.Section(st.section)
+		i := f.Section(st.name)
 		if i < 0 || f.Sections[i].Type != elf.SHT_PROGBITS || f.Sections[i].Size > 16*maxPLTEntries {
 			continue
 		}
 		ps := &f.Sections[i]
 		size := st.size
-		if st.section == ".plt.got" && (ps.Entsize == 8 || ps.Entsize == 16) {
+		if st.name == ".plt.got" && (ps.Entsize == 8 || ps.Entsize == 16) {
 			size = ps.Entsize
 		}
 		code := make([]byte, ps.Size)
