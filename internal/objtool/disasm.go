@@ -70,7 +70,7 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		return nil, fmt.Errorf("%s: %d bytes of code in [%#x, %#x], more than the %d a function can have here", file, size, start, end, maxDisasmBytes)
 	}
 	syms, _ := t.symbols(b) // without symbols, targets are bare addresses
-	b.pltOnce.Do(func() { b.plt = pltEntries(b.f) })
+	b.pltOnce.Do(func() { b.plt = pltEntries(elfrelImage(b.f)) })
 	name := pltNamer(b.plt, symbolNamer(syms))
 	idx, _ := t.linesOf(b) // without an index, instructions have no lines
 	var out []gdriver.Inst

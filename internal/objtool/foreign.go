@@ -34,6 +34,7 @@ type foreignBin struct {
 	machine elf.Machine // for the disassembler; EM_NONE if unknown
 	class   elf.Class   // ELF: 32- or 64-bit (RV32 and RV64 code differ)
 	flags   uint32      // ELF: e_flags (a MIPS file's ABI)
+	elf     *elf.File   // ELF: the file, open until close (for its PLT)
 	// arm is, for 32-bit ARM, what its symbols say of each code
 	// section, by the section's address (see armSection).
 	arm     map[uint64]*armSection
@@ -351,7 +352,7 @@ func openELF(path string, ds debugSearch) (*foreignBin, error) {
 		f.Close()
 		return nil, errNotForeign
 	}
-	b := &foreignBin{path: path, format: "ELF", closer: f, bo: f.ByteOrder, machine: f.Machine, class: f.Class,
+	b := &foreignBin{path: path, format: "ELF", closer: f, elf: f, bo: f.ByteOrder, machine: f.Machine, class: f.Class,
 		dwarf: map[string]rawSection{}, elfType: f.Type, progs: make([]elf.ProgHeader, len(f.Progs))}
 	for i, p := range f.Progs {
 		b.progs[i] = p.ProgHeader

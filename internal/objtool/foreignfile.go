@@ -32,6 +32,9 @@ type foreignEntry struct {
 	goOnce sync.Once
 	gotab  *gopclntab.Table // see foreignLines
 
+	pltOnce sync.Once
+	plt     []pltEntry // an ELF file's; see pltEntries
+
 	answers answers // what Prefetch found
 }
 
@@ -261,7 +264,12 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 			end--
 		}
 	}
-	name := symbolNamer(syms)
+	e.pltOnce.Do(func() {
+		if b.elf != nil {
+			e.plt = pltEntries(stdImage(b.elf))
+		}
+	})
+	name := pltNamer(e.plt, symbolNamer(syms))
 	idx, _ := t.foreignLines(e) // without an index, instructions have no lines
 	if b.machine == elf.EM_ARM {
 		if b.bo == binary.BigEndian {

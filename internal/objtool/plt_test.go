@@ -1,6 +1,7 @@
 package objtool
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,8 +18,12 @@ import (
 // objdump --demangle (upstream pprof's disassembler) prints them, with
 // its synthetic "name@plt" symbols: in a g++ program calling libc and
 // libstdc++ (demangled C++ names), in Debian's libc, whose stubs for
-// ifuncs are named "*ABS*+0x...@plt", and in an AArch64 program. Every
-// instruction objdump shows with an @plt target must read the same.
+// ifuncs are named "*ABS*+0x...@plt", in an AArch64 program, in the g++
+// program built for 386 (position-independent or not) and Debian's 386
+// libc, and in Debian's armhf libc and libstdc++ (Thumb-2 code calling
+// ARM stubs, some with a Thumb entry). Every instruction objdump shows
+// with an @plt target must read the same, but for one objdump quirk
+// (see iplt).
 func TestDisasmPLTNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -56,6 +61,27 @@ int main(int argc, char **argv) {
 		testenv.Run(t, dir, lld, "-e", "main", "-o", "arm64-main", "main.o", "libx.so")
 		return filepath.Join(dir, "arm64-main")
 	}
+	// 386: the same program, built by g++ -m32 (g++-multilib).
+	i386 := func(name string, args ...string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			out := filepath.Join(dir, name)
+			testenv.Run(t, dir, append(append([]string{testenv.Tool(t, "g++", "build-essential"), "-m32", "-O2"}, args...), "-o", out, src)...)
+			return out
+		}
+	}
+	// installed returns a function that gives the path of a file a Debian
+	// package installs.
+	installed := func(path, pkg string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			if _, err := os.Stat(path); err != nil {
+				testenv.Missing(t, path, "apt-get install "+pkg)
+			}
+			return path
+		}
+	}
+	binutils := [2]string{"objdump", "binutils"}
+	armhf := [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"}
+	libcFns := regexp.MustCompile("^(fopen|qsort|strdup|getline|vfprintf|__libc_start_main|malloc|free|realloc|calloc|strndup|getenv|setenv|popen|system|tmpfile|fdopen|open_memstream|asprintf|vasprintf|fnmatch|glob|setlocale|textdomain|gai_strerror)$")
 	for _, tt := range []struct {
 		name    string
 		file    func(t *testing.T) string
@@ -63,14 +89,21 @@ int main(int argc, char **argv) {
 		fns     *regexp.Regexp
 		min     int // @plt targets at least
 	}{
-		{"g++", func(*testing.T) string { return prog }, [2]string{"objdump", "binutils"}, regexp.MustCompile("^main$"), 4},
-		{"libc", func(*testing.T) string { return "/lib/x86_64-linux-gnu/libc.so.6" }, [2]string{"objdump", "binutils"},
-			regexp.MustCompile("^(fopen|qsort|strdup|getline|vfprintf|__libc_start_main|malloc|free|realloc|calloc|strndup|getenv|setenv|popen|system|tmpfile|fdopen|open_memstream|asprintf|vasprintf)$"), 5},
+		{"g++", func(*testing.T) string { return prog }, binutils, regexp.MustCompile("^main$"), 4},
+		{"libc", installed("/lib/x86_64-linux-gnu/libc.so.6", "libc6"), binutils, libcFns, 5},
 		{"arm64", arm64, [2]string{"aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu"}, regexp.MustCompile("^main$"), 2},
+		{"386 PIE", i386("p32", "-pie"), binutils, regexp.MustCompile("^main$"), 4},
+		{"386 no-pie", i386("p32-no-pie", "-no-pie"), binutils, regexp.MustCompile("^main$"), 4},
+		{"386 libc", installed("/lib32/libc.so.6", "libc6-i386"), binutils, libcFns, 80},
+		{"armhf libc", installed("/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), armhf,
+			regexp.MustCompile("^(fnmatch|gai_strerror|glob|svc_run|re_exec|fgetsgent_r|setlocale|vfwscanf|textdomain|sched_setaffinity|getaddrinfo|ngettext|fpathconf|strdup|qsort)$"), 80},
+		{"armhf libstdc++", installed("/usr/arm-linux-gnueabihf/lib/libstdc++.so.6", "libstdc++6-armhf-cross"), armhf,
+			regexp.MustCompile(`^(_ZNKSt6locale4nameEv|_ZNSt6locale5_ImplC2EPKcj|_ZNSt8ios_base7failureB5cxx11C2EPKcRKSt10error_code)$`), 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			file := tt.file(t)
 			objdump := testenv.Tool(t, tt.objdump[0], tt.objdump[1])
+			iplt := iplt(t, file)
 			tool := New(Options{})
 			defer tool.Close()
 			of, err := tool.Open(file, 0, ^uint64(0), 0, "")
@@ -81,7 +114,7 @@ int main(int argc, char **argv) {
 			if err != nil || len(syms) == 0 {
 				t.Fatalf("Symbols = %v, %v", syms, err)
 			}
-			found := 0
+			found, skipped := 0, 0
 			for _, s := range syms {
 				got := map[uint64]string{}
 				insts, err := tool.Disasm(file, s.Start, s.End, false)
@@ -97,11 +130,15 @@ int main(int argc, char **argv) {
 				}
 				for _, line := range strings.Split(string(out), "\n") {
 					addr, text, ok := strings.Cut(line, ":\t")
-					if !ok || !strings.Contains(text, "@plt>") {
+					if !ok || !pltTarget.MatchString(text) {
 						continue
 					}
 					a, err := strconv.ParseUint(strings.TrimSpace(addr), 16, 64)
 					if err != nil {
+						continue
+					}
+					if iplt(text) {
+						skipped++
 						continue
 					}
 					found++
@@ -113,7 +150,35 @@ int main(int argc, char **argv) {
 			if found < tt.min {
 				t.Errorf("objdump shows %d @plt targets, want at least %d", found, tt.min)
 			}
-			t.Logf("%d @plt targets", found)
+			t.Logf("%d @plt targets, %d in .iplt left out", found, skipped)
 		})
+	}
+}
+
+// pltTarget matches objdump's name of a branch target in a PLT stub:
+// "<puts@plt>", or "<malloc@plt+0x4>" (past an ARM stub's Thumb entry).
+var pltTarget = regexp.MustCompile(`@plt(\+0x[0-9a-f]+)?>`)
+
+// iplt returns what tells whether a line of objdump's disassembly of
+// file branches to a stub of its .iplt section: ARM's stubs for calls to
+// ifuncs, which objdump names after the nearest symbol below them, the
+// last stub of .plt ("blx 1dfc8 <_dl_audit_preinit@plt+0x20>"), and the
+// object tool leaves unnamed.
+func iplt(t *testing.T, file string) func(text string) bool {
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".iplt")
+	return func(text string) bool {
+		fields := strings.Fields(text)
+		for i := 1; i < len(fields); i++ {
+			if strings.HasPrefix(fields[i], "<") {
+				a, err := strconv.ParseUint(fields[i-1], 16, 64)
+				return err == nil && s != nil && a >= s.Addr && a-s.Addr < s.Size
+			}
+		}
+		return false
 	}
 }
