@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/plt"
 )
 
 // objdumpInst is one instruction objdump printed.
@@ -117,7 +118,10 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 		}
 		es.syms = append(es.syms, elfSym{addr: addr, sect: s.Section, name: name, global: elf.ST_BIND(s.Info) != elf.STB_LOCAL})
 	}
-	es.syms = append(es.syms, pltSymbols(f)...)
+	// objdump's synthetic "name@plt" symbols of the PLT stubs.
+	for _, e := range plt.Entries(plt.FromStd(f)) {
+		es.syms = append(es.syms, elfSym{addr: e.Addr, name: e.Symbol + "@plt", global: true})
+	}
 	sort.SliceStable(es.syms, func(i, j int) bool {
 		a, b := es.syms[i], es.syms[j]
 		if a.addr != b.addr {
@@ -126,44 +130,6 @@ func newELFSymbols(f *elf.File) *elfSymbols {
 		return a.global && !b.global
 	})
 	return es
-}
-
-// pltSymbols returns the "name@plt" symbols objdump makes up for the
-// x86-64 PLT entries: entry i of .plt.sec (with IBT) or .plt (after the
-// 16-byte PLT0) jumps through the slot of .rela.plt's relocation i.
-func pltSymbols(f *elf.File) []elfSym {
-	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
-		return nil
-	}
-	rela, dyn := f.Section(".rela.plt"), []elf.Symbol(nil)
-	if rela == nil {
-		return nil
-	}
-	dyn, _ = f.DynamicSymbols()
-	data, err := rela.Data()
-	if err != nil {
-		return nil
-	}
-	plt, first := f.Section(".plt.sec"), uint64(0)
-	if plt == nil {
-		plt, first = f.Section(".plt"), 16
-	}
-	if plt == nil {
-		return nil
-	}
-	var out []elfSym
-	for i := 0; i+24 <= len(data); i += 24 {
-		info := f.ByteOrder.Uint64(data[i+8:])
-		sym := int(info >> 32)
-		name := ""
-		if sym > 0 && sym <= len(dyn) {
-			name = dyn[sym-1].Name + "@plt"
-		} else {
-			name = fmt.Sprintf("*ABS*+%#x@plt", f.ByteOrder.Uint64(data[i+16:]))
-		}
-		out = append(out, elfSym{addr: plt.Addr + first + uint64(i/24)*16, sect: 0, name: name, global: true})
-	}
-	return out
 }
 
 // lookup implements Symbolizer.

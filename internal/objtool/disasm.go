@@ -13,6 +13,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/plt"
 )
 
 // maxDisasmBytes bounds the code one Disasm call decodes: pprof asks for
@@ -70,7 +71,7 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 		return nil, fmt.Errorf("%s: %d bytes of code in [%#x, %#x], more than the %d a function can have here", file, size, start, end, maxDisasmBytes)
 	}
 	syms, _ := t.symbols(b) // without symbols, targets are bare addresses
-	b.pltOnce.Do(func() { b.plt = pltEntries(elfrelImage(b.f)) })
+	b.pltOnce.Do(func() { b.plt = pltStubs(plt.FromELFRel(b.f)) })
 	name := pltNamer(b.plt, symbolNamer(syms))
 	idx, _ := t.linesOf(b) // without an index, instructions have no lines
 	var out []gdriver.Inst

@@ -15,6 +15,7 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/plt"
 )
 
 // foreignEntry is a foreign binary parsed once per Tool.
@@ -33,7 +34,7 @@ type foreignEntry struct {
 	gotab  *gopclntab.Table // see foreignLines
 
 	pltOnce sync.Once
-	plt     []pltEntry // an ELF file's; see pltEntries
+	plt     []plt.Entry // an ELF file's PLT stubs
 
 	answers answers // what Prefetch found
 }
@@ -266,7 +267,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 	}
 	e.pltOnce.Do(func() {
 		if b.elf != nil {
-			e.plt = pltEntries(stdImage(b.elf))
+			e.plt = pltStubs(plt.FromStd(b.elf))
 		}
 	})
 	name := pltNamer(e.plt, symbolNamer(syms))

@@ -27,18 +27,8 @@ import (
 func TestDisasmPLTNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "p.cc")
-	if err := os.WriteFile(src, []byte(`#include <cstdio>
-#include <cstdlib>
-#include <string>
-int main(int argc, char **argv) {
-  std::string s(argv[0]);
-  s += "x";
-  std::printf("%d %s\n", std::atoi(argv[0]), s.c_str());
-  std::puts("done");
-  return 0;
-}
-`), 0o644); err != nil {
+	src, err := filepath.Abs("../plt/testdata/calls.cc")
+	if err != nil {
 		t.Fatal(err)
 	}
 	prog := filepath.Join(dir, "p")
@@ -69,15 +59,8 @@ int main(int argc, char **argv) {
 			return out
 		}
 	}
-	// installed returns a function that gives the path of a file a Debian
-	// package installs.
 	installed := func(path, pkg string) func(t *testing.T) string {
-		return func(t *testing.T) string {
-			if _, err := os.Stat(path); err != nil {
-				testenv.Missing(t, path, "apt-get install "+pkg)
-			}
-			return path
-		}
+		return func(t *testing.T) string { return testenv.File(t, path, pkg) }
 	}
 	binutils := [2]string{"objdump", "binutils"}
 	armhf := [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"}

@@ -46,6 +46,7 @@ import (
 	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	"github.com/jitpprof/pprof/internal/oncemap"
+	"github.com/jitpprof/pprof/internal/plt"
 	"github.com/jitpprof/pprof/internal/regfile"
 )
 
@@ -115,7 +116,7 @@ type binFile struct {
 	arm     map[int]*armSection // a 32-bit ARM file's code sections; see armMapping
 
 	pltOnce sync.Once
-	plt     []pltEntry // see pltEntries
+	plt     []plt.Entry // its PLT stubs
 
 	answers answers // what Prefetch found
 }

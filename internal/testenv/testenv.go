@@ -39,6 +39,16 @@ func Tool(t testing.TB, name, pkg string) string {
 	return path
 }
 
+// File returns path, or skips (fails under CI) if there is no such file.
+// pkg names the Debian package that installs it.
+func File(t testing.TB, path, pkg string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		Missing(t, path, "apt-get install "+pkg)
+	}
+	return path
+}
+
 // Run runs the command args in dir, failing t with the command's output
 // if it fails.
 func Run(t testing.TB, dir string, args ...string) {
