@@ -136,11 +136,12 @@ type dynReloc struct {
 }
 
 // dynRelocs returns the relocations of the named SHT_REL or SHT_RELA
-// section of f that keep says to keep (given their type), in order; none
-// if it has no such section or it cannot be read. The section is read
-// a chunk at a time: a PIE's .rela.dyn holds a relative relocation for
-// every pointer in its data, none of them a slot's.
-func dynRelocs(f Image, name string, keep func(typ uint32) bool) []dynReloc {
+// section of f that keep says to keep (given their type), in order, at
+// most limit of them; none if it has no such section or it cannot be
+// read. The section is read a chunk at a time: a PIE's .rela.dyn holds a
+// relative relocation for every pointer in its data, none of them a
+// slot's.
+func dynRelocs(f Image, name string, limit int, keep func(typ uint32) bool) []dynReloc {
 	rs, ok := f.section(name)
 	if !ok {
 		return nil
@@ -166,12 +167,12 @@ func dynRelocs(f Image, name string, keep func(typ uint32) bool) []dynReloc {
 	var out []dynReloc
 	var chunk [4096 * 24]byte
 	step := uint64(len(chunk)) / ent * ent // whole entries
-	for off := uint64(0); off+ent <= rs.size; off += step {
+	for off := uint64(0); off+ent <= rs.size && len(out) < limit; off += step {
 		data := chunk[:min(step, rs.size-off)/ent*ent]
 		if rs.readAt(data, off) != nil {
 			return nil
 		}
-		for k := uint64(0); k+ent <= uint64(len(data)); k += ent {
+		for k := uint64(0); k+ent <= uint64(len(data)) && len(out) < limit; k += ent {
 			r := data[k:]
 			info := word(r[w:])
 			sym, typ := int(info>>32), uint32(info)
@@ -230,7 +231,7 @@ func slotPLT(f Image) []Entry {
 	}
 	var rels []dynReloc
 	for _, name := range []string{rel + ".plt", rel + ".dyn"} {
-		rels = append(rels, dynRelocs(f, name, func(typ uint32) bool { return pltReloc(f.machine, typ) })...)
+		rels = append(rels, dynRelocs(f, name, maxEntries, func(typ uint32) bool { return pltReloc(f.machine, typ) })...)
 	}
 	if len(rels) == 0 {
 		return nil
@@ -292,15 +293,16 @@ func slotPLT(f Image) []Entry {
 // of three or four instructions (armPLTSize), after a Thumb entry of
 // four bytes or not, and stops at the first it does not recognise.
 func armPLT(f Image) []Entry {
-	rels := dynRelocs(f, ".rel.plt", func(uint32) bool { return true })
 	ps, ok := f.section(".plt")
-	if len(rels) == 0 || !ok || ps.typ != elf.SHT_PROGBITS || ps.size > 20*maxEntries {
+	if !ok || ps.typ != elf.SHT_PROGBITS || ps.size < 20 || ps.size > 20*maxEntries {
 		return nil
 	}
 	code := make([]byte, ps.size)
-	if ps.readAt(code, 0) != nil || len(code) < 20 || f.bo.Uint32(code) != 0xe52de004 {
+	if ps.readAt(code, 0) != nil || f.bo.Uint32(code) != 0xe52de004 {
 		return nil // not PLT0's "str lr, [sp, #-4]!"
 	}
+	// No more relocations than stubs fit.
+	rels := dynRelocs(f, ".rel.plt", int(ps.size-20)/12, func(uint32) bool { return true })
 	names := symbolNames(f, rels)
 	var out []Entry
 	off := uint64(20)
