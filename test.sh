@@ -37,8 +37,9 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # Graphviz and poppler for -pdf, Chromium for the web UI and the flame
 # graph, Node.js and npm for the speedscope viewer, the AArch64, RISC-V,
 # PowerPC64, s390x, 32-bit ARM and MIPS binutils for the disassembler's agreement test
-# (internal/disasm) and Debian's armhf C and C++ libraries and MIPS C
-# libraries for its Thumb-2 and MIPS rows, libc's and
+# (internal/disasm) and Debian's armhf C and C++ libraries and its C
+# libraries of MIPS, AArch64, RISC-V, PowerPC64 and s390x for its rows of
+# real compiled code (and armhf's for the PLT names), libc's and
 # libstdc++'s debug builds for the object tool's differential test
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
 # DWARF 5), and for its test of other containers: g++-multilib
@@ -56,6 +57,7 @@ packages=(
   binutils-riscv64-linux-gnu binutils-powerpc64le-linux-gnu binutils-s390x-linux-gnu binutils-arm-linux-gnueabihf
   libc6-armhf-cross libstdc++6-armhf-cross
   binutils-mips-linux-gnu binutils-mips64el-linux-gnuabi64 libc6-mips-cross libc6-mips64el-cross
+  libc6-arm64-cross libc6-riscv64-cross libc6-ppc64el-cross libc6-s390x-cross
   libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev

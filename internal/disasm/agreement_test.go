@@ -93,6 +93,14 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "mips64el-libc", file: crossLib("mips64el-linux-gnuabi64", "libc.so.6", "libc6-mips64el-cross"), tool: crossObjdump("mips64el-linux-gnuabi64"), min: 0.98, minNoSym: 1},
 		{name: "s390x-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=s390x-linux-gnu") }, tool: crossObjdump("s390x-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "go-s390x", file: func(t *testing.T) string { return buildGoArch(t, tmp, "s390x") }, tool: crossObjdump("s390x-linux-gnu"), min: 0.999, minNoSym: 0.999},
+		// Debian's C libraries of the other 64-bit machines (GCC,
+		// stripped): compressed RISC-V code, pointer authentication,
+		// BTI and memory tagging on AArch64 (its SVE string functions
+		// are not decoded), data words in PowerPC text.
+		{name: "arm64-libc", file: crossLib("aarch64-linux-gnu", "libc.so.6", "libc6-arm64-cross"), tool: crossObjdump("aarch64-linux-gnu"), min: 0.974, minNoSym: 0.9992},
+		{name: "riscv64-libc", file: crossLib("riscv64-linux-gnu", "libc.so.6", "libc6-riscv64-cross"), tool: crossObjdump("riscv64-linux-gnu"), min: 0.964, minNoSym: 0.9999},
+		{name: "ppc64le-libc", file: crossLib("powerpc64le-linux-gnu", "libc.so.6", "libc6-ppc64el-cross"), tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.976, minNoSym: 0.9999},
+		{name: "s390x-libc", file: crossLib("s390x-linux-gnu", "libc.so.6", "libc6-s390x-cross"), tool: crossObjdump("s390x-linux-gnu"), min: 0.965, minNoSym: 0.9999},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,11 +5,15 @@ import (
 	"strings"
 )
 
-// arm64asm decodes the Armv8.0 instruction set. Two extensions that
-// compilers and Go's standard library emit are decoded here: the
-// large-system extension's atomics (Armv8.1 LSE: ldadd, ldclr, ldeor,
-// ldset, ld[su]max, ld[su]min, swp, cas), and the SHA-512 and SHA-3
-// instructions (Armv8.2) of crypto code.
+// arm64asm decodes the Armv8.0 instruction set. Extensions that
+// compilers and C libraries emit are decoded here: the large-system
+// extension's atomics (Armv8.1 LSE: ldadd, ldclr, ldeor, ldset,
+// ld[su]max, ld[su]min, swp, cas), the SHA-512 and SHA-3 instructions
+// (Armv8.2) of crypto code, the names of the hints that pointer
+// authentication and branch target identification (Armv8.3, 8.5) give
+// (paciasp, bti c), and the memory tagging extension's instructions
+// (Armv8.5 MTE: irg, gmi, ldg, stg, st2g, stzg, stz2g, subp, addg, ...),
+// which glibc's tagged allocator and string functions hold.
 
 // lseOps are the load-and-op names by opc (o3 = 0).
 var lseOps = [8]string{"add", "clr", "eor", "set", "smax", "smin", "umax", "umin"}
@@ -59,7 +63,7 @@ func extARM64(b *textBuf, word uint32) bool {
 		b.WriteString(", ")
 		b.WriteString(reg(rt))
 	default:
-		return cryptoARM64(b, word)
+		return hintARM64(b, word) || mteARM64(b, word) || cryptoARM64(b, word)
 	}
 	b.WriteString(", [")
 	b.WriteString(spreg(rn))
@@ -101,6 +105,90 @@ func spreg(r uint32) string {
 		return "sp"
 	}
 	return "x" + strconv.Itoa(int(r))
+}
+
+// arm64Hints are objdump's names of the hint instructions (HINT #imm)
+// that arm64asm shows by number.
+var arm64Hints = map[uint32]string{
+	7: "xpaclri", 8: "pacia1716", 10: "pacib1716", 12: "autia1716", 14: "autib1716",
+	16: "esb", 17: "psb\tcsync", 18: "tsb\tcsync", 20: "csdb", 22: "clearbhb",
+	24: "paciaz", 25: "paciasp", 26: "pacibz", 27: "pacibsp", 28: "autiaz", 29: "autiasp", 30: "autibz", 31: "autibsp",
+	32: "bti", 34: "bti\tc", 36: "bti\tj", 38: "bti\tjc",
+}
+
+// hintARM64 writes objdump's name of a hint instruction that arm64asm
+// shows by number, and reports whether word is one.
+func hintARM64(b *textBuf, word uint32) bool {
+	if word&^(0x7f<<5) != 0xd503201f {
+		return false
+	}
+	name, ok := arm64Hints[word>>5&0x7f]
+	if ok {
+		b.WriteString(name)
+	}
+	return ok
+}
+
+// mteARM64 writes objdump's text for an instruction of the memory
+// tagging extension and reports whether word is one.
+func mteARM64(b *textBuf, word uint32) bool {
+	rd, rn, rm := word&31, word>>5&31, word>>16&31
+	ops := func(name string, args ...string) bool {
+		b.WriteString(name)
+		b.WriteByte('\t')
+		b.WriteString(strings.Join(args, ", "))
+		return true
+	}
+	switch {
+	case word&0xffe0fc00 == 0x9ac01000: // IRG Xd|SP, Xn|SP{, Xm}
+		if rm == 31 {
+			return ops("irg", spreg(rd), spreg(rn))
+		}
+		return ops("irg", spreg(rd), spreg(rn), xreg(rm))
+	case word&0xffe0fc00 == 0x9ac01400: // GMI Xd, Xn|SP, Xm
+		return ops("gmi", xreg(rd), spreg(rn), xreg(rm))
+	case word&0xffe0fc00 == 0x9ac00000: // SUBP Xd, Xn|SP, Xm|SP
+		return ops("subp", xreg(rd), spreg(rn), spreg(rm))
+	case word&0xffe0fc00 == 0xbac00000: // SUBPS, CMPP without a result
+		if rd == 31 {
+			return ops("cmpp", spreg(rn), spreg(rm))
+		}
+		return ops("subps", xreg(rd), spreg(rn), spreg(rm))
+	case word&0xbfc0c000 == 0x91800000: // ADDG, SUBG Xd|SP, Xn|SP, #uimm6*16, #uimm4
+		name := "addg"
+		if word&(1<<30) != 0 {
+			name = "subg"
+		}
+		return ops(name, spreg(rd), spreg(rn), "#0x"+strconv.FormatUint(uint64(word>>16&0x3f)*16, 16), "#0x"+strconv.FormatUint(uint64(word>>10&0xf), 16))
+	case word&0xff200000 == 0xd9200000: // the tag loads and stores
+		opc, op2 := word>>22&3, word>>10&3
+		imm := int64(int32(word<<11)>>23) * 16 // simm9, in granules of 16 bytes
+		if op2 == 0 {
+			if opc == 1 { // LDG Xt, [Xn|SP, #simm]
+				if imm == 0 {
+					return ops("ldg", xreg(rd), "["+spreg(rn)+"]")
+				}
+				return ops("ldg", xreg(rd), "["+spreg(rn)+", #"+strconv.FormatInt(imm, 10)+"]")
+			}
+			if imm != 0 {
+				return false // STZGM, STGM, LDGM take no offset
+			}
+			return ops([4]string{"stzgm", "", "stgm", "ldgm"}[opc], xreg(rd), "["+spreg(rn)+"]")
+		}
+		name := [4]string{"stg", "stzg", "st2g", "stz2g"}[opc]
+		off := ", #" + strconv.FormatInt(imm, 10)
+		switch op2 {
+		case 1: // post-index
+			return ops(name, spreg(rd), "["+spreg(rn)+"]"+off)
+		case 3: // pre-index
+			return ops(name, spreg(rd), "["+spreg(rn)+off+"]!")
+		}
+		if imm == 0 {
+			off = ""
+		}
+		return ops(name, spreg(rd), "["+spreg(rn)+off+"]")
+	}
+	return false
 }
 
 // cryptoARM64 writes objdump's text for a SHA-512 or SHA-3 instruction

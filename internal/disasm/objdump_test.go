@@ -194,11 +194,17 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// stripSym removes "<...>" annotations (in parentheses too) and
+// stripSym removes "<...>" annotations (in parentheses too, and before
+// AArch64's condition comment, "b.eq 33648 <f+0x48> // b.none") and
 // objdump's "# addr" comments.
 func stripSym(s string) string {
 	if i := strings.Index(s, " # "); i >= 0 {
 		s = s[:i]
+	}
+	if i := strings.Index(s, "> // "); i >= 0 {
+		if j := strings.LastIndex(s[:i], " <"); j >= 0 {
+			s = s[:j] + s[i+1:]
+		}
 	}
 	if i := strings.Index(s, " <"); i >= 0 && strings.HasSuffix(s, ">") {
 		s = s[:i]

@@ -23,8 +23,15 @@ func decodePPC64(code []byte, addr uint64, bo binary.ByteOrder, sym Symbolizer) 
 			break
 		}
 		inst, ok := decodeOnePPC64(code[off:], bo)
+		if ok && ppcReservedSet(inst, bo.Uint32(code[off:])) {
+			ok = false
+		}
 		if !ok {
-			insts = append(insts, Inst{Addr: pc, Len: 4, Text: fmt.Sprintf(".long 0x%x", bo.Uint32(code[off:]))})
+			text, known := ppcOther(bo.Uint32(code[off:]))
+			if !known {
+				text = fmt.Sprintf(".long 0x%x", bo.Uint32(code[off:]))
+			}
+			insts = append(insts, Inst{Addr: pc, Len: 4, Text: text})
 			off += 4
 			continue
 		}
@@ -51,6 +58,60 @@ func decodeOnePPC64(src []byte, bo binary.ByteOrder) (inst ppc64asm.Inst, ok boo
 	return inst, true
 }
 
+// ppcOther returns objdump's text for a word the decoder does not
+// decode that glibc's code holds: the transactional memory
+// instructions of POWER8 (tbegin., tend., tendall., tabort.) and attn
+// (POWER9's, an implementation-specific stop; glibc's data words of
+// 0x200 read as it).
+func ppcOther(word uint32) (string, bool) {
+	switch {
+	case word&^(1<<21) == 0x7c00051d:
+		if word&(1<<21) != 0 {
+			return "tbegin. 1", true
+		}
+		return "tbegin.", true
+	case word == 0x7c00055d:
+		return "tend.", true
+	case word == 0x7e00055d:
+		return "tendall.", true
+	case word&^(31<<16) == 0x7c00071d:
+		return "tabort. r" + strconv.Itoa(int(word>>16&31)), true
+	case word&0xfc0007fe == 0x00000200: // the other fields ignored
+		return "attn", true
+	}
+	return "", false
+}
+
+// ppcSPR names the special-purpose registers whose moves objdump shows
+// as mtNAME and mfNAME, where the decoder shows mtspr and mfspr.
+var ppcSPR = map[string]string{"256": "vrsave", "13": "uamr"}
+
+// ppcReservedSet reports whether word, which the decoder decoded as
+// inst, has a field set that the instruction does not use and objdump
+// requires to be 0 (it shows such a word as ".long"): data words in
+// text (jump table offsets) often decode as floating-point
+// instructions. It checks the floating-point arithmetic instructions
+// (FRB of fmul, FRC of the others, FRA of fsqrt; fre's and frsqrte's FRA
+// objdump shows, see formatPPC64), the conversions and moves (FRA), and
+// the quad-precision compares.
+func ppcReservedSet(inst ppc64asm.Inst, word uint32) bool {
+	fra, frb, frc := word>>16&31, word>>11&31, word>>6&31
+	switch strings.TrimSuffix(inst.Op.String(), ".") {
+	case "fdiv", "fdivs", "fsub", "fsubs", "fadd", "fadds", "fre", "fres", "frsqrte", "frsqrtes":
+		return frc != 0
+	case "fmul", "fmuls":
+		return frb != 0
+	case "fsqrt", "fsqrts":
+		return fra != 0 || frc != 0
+	case "xscmpuqp", "xscmpoqp":
+		return word>>21&3 != 0 || word&1 != 0 // below BF, and the last bit
+	case "fcfid", "fcfids", "fcfidu", "fcfidus", "fctid", "fctidz", "fctidu", "fctiduz",
+		"fctiw", "fctiwz", "fctiwu", "fctiwuz", "frsp", "fabs", "fnabs", "fneg", "fmr", "frin", "friz", "frip", "frim":
+		return fra != 0
+	}
+	return false
+}
+
 // formatPPC64 writes the objdump text of inst at pc to b: the decoder's
 // GNU syntax, with branch targets as addresses and their symbols, and
 // the extended mnemonics objdump prefers ("mr", "srdi", "iseleq", ...).
@@ -72,6 +133,14 @@ func formatPPC64(b *textBuf, inst ppc64asm.Inst, pc uint64, sym Symbolizer) {
 		}
 	}
 	mnem, args = ppcExtended(mnem, args)
+	switch strings.TrimSuffix(mnem, ".") {
+	case "fre", "fres", "frsqrte", "frsqrtes":
+		// A field the instruction does not use, which objdump shows
+		// when it is not 0 ("frsqrte f1,f2,1").
+		if fra := inst.Enc >> 16 & 31; fra != 0 && len(args) == 2 {
+			args = append(args, strconv.Itoa(int(fra)))
+		}
+	}
 	b.WriteString(mnem)
 	if len(args) > 0 {
 		// objdump pads the mnemonic to eight columns.
@@ -183,6 +252,21 @@ func ppcExtended(mnem string, args []string) (string, []string) {
 		return "b" + mnem[2:], args[2:]
 	case mnem == "xxlor" && len(args) == 3 && args[1] == args[2]:
 		return "xxmr", args[:2]
+	case mnem == "xxlnor" && len(args) == 3 && args[1] == args[2]:
+		return "xxlnot", args[:2]
+	case mnem == "vnor" && len(args) == 3 && args[1] == args[2]:
+		return "vnot", args[:2]
+	case base == "rldcl" && len(args) == 4 && args[3] == "0":
+		return "rotld" + sfx, args[:3]
+	case mnem == "dcbt" && len(args) == 3 && args[2] == "8":
+		if args[0] == "r0" {
+			args[0] = "0"
+		}
+		return "dcbtds", args[:2]
+	case mnem == "mtspr" && len(args) == 2 && ppcSPR[args[0]] != "":
+		return "mt" + ppcSPR[args[0]], args[1:]
+	case mnem == "mfspr" && len(args) == 2 && ppcSPR[args[1]] != "":
+		return "mf" + ppcSPR[args[1]], args[:1]
 	case (mnem == "mtvsrd" || mnem == "mtvsrwz" || mnem == "mtvsrwa") && len(args) == 2:
 		if fp, vr, ok := ppcVSR(args[0]); ok {
 			if vr != "" {

@@ -185,6 +185,29 @@ var riscvAlias = map[string]string{
 	"addi": "add", "andi": "and", "ori": "or", "xori": "xor",
 	"slli": "sll", "srli": "srl", "srai": "sra",
 	"addiw": "addw", "slliw": "sllw", "srliw": "srlw", "sraiw": "sraw",
+	// And so the CSR instructions with an immediate (but see
+	// riscvCSRImm).
+	"csrrwi": "csrrw", "csrrsi": "csrrs", "csrrci": "csrrc",
+	"csrwi": "csrw", "csrsi": "csrs", "csrci": "csrc",
+}
+
+// riscvCSRImm returns objdump's alias of a csrrwi that writes the
+// floating-point flags or rounding mode: "fsflagsi rd,imm" and "fsrmi
+// rd,imm", rd shown even if it is zero. ok is false for other
+// instructions.
+func riscvCSRImm(inst riscv64asm.Inst) (mnem, rd string, ok bool) {
+	if inst.Len != 4 || inst.Enc&0x707f != 0x5073 { // csrrwi
+		return "", "", false
+	}
+	switch inst.Enc >> 20 {
+	case 1:
+		mnem = "fsflagsi"
+	case 2:
+		mnem = "fsrmi"
+	default:
+		return "", "", false
+	}
+	return mnem, riscvGPR[inst.Enc>>7&0x1f], true
 }
 
 // formatRISCV64 writes the objdump text of inst at pc to b: ABI register
@@ -200,10 +223,18 @@ func formatRISCV64(b *textBuf, inst riscv64asm.Inst, pc uint64, sym Symbolizer, 
 	case riscv64asm.ADDI, riscv64asm.ADDIW:
 		immForm = mnem == "addi" || mnem == "addiw"
 	case riscv64asm.JALR:
+		// objdump shows "jalr t1,t3" for the decoder's "jalr
+		// x6,0(x28)": an offset of 0 is left out.
+		if len(args) == 2 && strings.HasPrefix(args[1], "0(") && strings.HasSuffix(args[1], ")") {
+			args[1] = args[1][2 : len(args[1])-1]
+		}
 		immForm = len(args) > 0 && strings.Contains(args[len(args)-1], "(")
 	}
 	if a, ok := riscvAlias[mnem]; ok {
 		mnem = a
+	}
+	if m, rd, ok := riscvCSRImm(inst); ok && len(args) >= 2 {
+		mnem, args = m, []string{rd, args[len(args)-1]}
 	}
 	b.WriteString(mnem)
 	if len(args) == 0 {

@@ -3,6 +3,7 @@ package disasm
 import (
 	"encoding/binary"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -84,7 +85,15 @@ var s390xUnsigned = map[string]int{
 	"llill": 16, "llilh": 16, "llihl": 16, "llihh": 16, "iill": 16, "iilh": 16, "iihl": 16, "iihh": 16,
 	"tmll": 16, "tmlh": 16, "tmhl": 16, "tmhh": 16,
 	"mvhi": -16, "mvhhi": -16, "mvghi": -16,
+	// The byte of the SI and SIY formats.
+	"ni": 8, "oi": 8, "xi": 8, "mvi": 8, "cli": 8, "tm": 8,
+	"niy": 8, "oiy": 8, "xiy": 8, "mviy": 8, "cliy": 8, "tmy": 8,
 }
+
+// s390xLenBase0 matches an operand with a length whose base register is
+// 0, which the decoder prints unclosed ("mvc 0(28,,0(%r5)"; objdump:
+// "mvc 0(28,%r0),0(%r5)").
+var s390xLenBase0 = regexp.MustCompile(`(\(\d+),(,|$)`)
 
 // s390xCond names the condition masks of the relative branches brc
 // ("j" + name) and brcl ("jg" + name) as objdump prints them.
@@ -94,7 +103,7 @@ var s390xCond = [16]string{"nop", "o", "h", "nle", "l", "nhe", "lh", "ne", "e", 
 // GNU syntax, with relative branch and address targets as addresses and
 // their symbols.
 func formatS390X(b *textBuf, inst s390xasm.Inst, pc uint64, sym Symbolizer) {
-	mnem, args := gnuOperands(s390xasm.GNUSyntax(inst, pc))
+	mnem, args := gnuOperands(s390xLenBase0.ReplaceAllString(s390xasm.GNUSyntax(inst, pc), "$1,%r0)$2"))
 	var t branchTarget
 	for _, a := range inst.Args {
 		switch a.(type) {
@@ -138,9 +147,22 @@ func formatS390X(b *textBuf, inst s390xasm.Inst, pc uint64, sym Symbolizer) {
 				args = args[:3]
 			}
 		}
+	case "bcr", "bc":
+		// Branch on condition to a register or an address: the mask in
+		// the name, as for brc.
+		if m, err := strconv.Atoi(args[0]); err == nil && len(args) == 2 && m > 0 && m < 15 {
+			r := ""
+			if mnem == "bcr" {
+				r = "r"
+			}
+			mnem = "b" + s390xCond[m] + r
+			args = args[1:]
+		}
 	case "nopr":
 		if len(args) == 1 && args[0] == "%r0" {
 			args = nil
+		} else if inst.Op == s390xasm.BC {
+			mnem = "nop" // the decoder's name for bc 0, objdump's for bcr 0
 		}
 	case "vzeo": // the decoder's misspelling
 		mnem = "vzero"
