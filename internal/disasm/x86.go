@@ -50,6 +50,9 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 				// objdump shows the bytes of an instruction cut off by
 				// the end of the code one by one.
 				text = ".byte  0x" + strconv.FormatUint(uint64(code[off]), 16)
+				if mode == 64 && code[off]&0xF0 == 0x40 {
+					text = rexName(code[off]) // objdump names a REX prefix
+				}
 			}
 			insts = append(insts, Inst{Addr: pc, Len: 1, Text: text})
 			off++
@@ -377,6 +380,11 @@ func fixMnemonic(mnem string, inst *x86asm.Inst, intel bool) string {
 	if inst.Op == x86asm.MOV && inst.Mode == 64 && movabs(inst) {
 		op = "movabs"
 	}
+	if intel && inst.Op == x86asm.PUSH && inst.Mode == 64 && inst.DataSize == 16 {
+		if _, ok := inst.Args[0].(x86asm.Imm); ok {
+			op = "pushw" // as in AT&T syntax
+		}
+	}
 	return pre + op
 }
 
@@ -437,6 +445,9 @@ func fixedX86(src []byte, intel bool) (text string, n int) {
 		}
 		return "vzeroall", 3
 	}
+	if text, n := rdseedRdpid(src, intel); n > 0 {
+		return text, n
+	}
 	if len(src) >= 2 && src[0] == 0x66 && src[1] == 0x90 {
 		if intel {
 			return "xchg   ax,ax", 2
@@ -444,6 +455,71 @@ func fixedX86(src []byte, intel bool) (text string, n int) {
 		return "xchg   %ax,%ax", 2
 	}
 	return "", 0
+}
+
+// rdseedRdpid returns objdump's text for an RDSEED (0F C7 /7 with a
+// register operand, after a 66 or REX prefix or not) or an RDPID (the
+// same after F3; 64-bit), which x86asm does not decode (RDRAND, /6, it
+// does), and its length; n is 0 for other bytes. Code that reads them
+// (libstdc++'s std::random_device) came out as (bad) and lost the
+// instruction boundaries after it.
+func rdseedRdpid(src []byte, intel bool) (text string, n int) {
+	i, size, rex, mnem := 0, 32, byte(0), "rdseed "
+	switch {
+	case i < len(src) && src[i] == 0x66:
+		i, size = i+1, 16
+	case i < len(src) && src[i] == 0xF3:
+		i, size, mnem = i+1, 64, "rdpid  "
+	}
+	if i < len(src) && src[i]&0xF0 == 0x40 {
+		rex, i = src[i], i+1
+	}
+	if len(src) < i+3 || src[i] != 0x0F || src[i+1] != 0xC7 || src[i+2]>>3 != 0x1F { // mod 3, reg 7
+		return "", 0
+	}
+	if rex&8 != 0 || mnem == "rdpid  " {
+		size = 64
+	}
+	r := x86asm.Reg(src[i+2]&7 | rex&1<<3)
+	var reg x86asm.Reg
+	switch size {
+	case 16:
+		reg = x86asm.AX + r
+	case 32:
+		reg = x86asm.EAX + r
+	default:
+		reg = x86asm.RAX + r
+	}
+	name := x86RegName(reg)
+	if !intel {
+		name = "%" + name
+	}
+	return mnem + name, i + 3
+}
+
+// x86RegName is objdump's name of a general register: x86asm's, in
+// lower case, but "r8d" for its R8L.
+func x86RegName(r x86asm.Reg) string {
+	name := strings.ToLower(r.String())
+	if strings.HasPrefix(name, "r") && strings.HasSuffix(name, "l") && r >= x86asm.R8L && r <= x86asm.R15L {
+		name = name[:len(name)-1] + "d"
+	}
+	return name
+}
+
+// rexName is objdump's name of a REX prefix byte it shows as a word of
+// its own ("rex.W", "rex.WRB", "rex").
+func rexName(b byte) string {
+	name := "rex"
+	if b&0xF != 0 {
+		name += "."
+		for i, c := range "WRXB" {
+			if b&(8>>i) != 0 {
+				name += string(c)
+			}
+		}
+	}
+	return name
 }
 
 // fixPrefixes rebuilds the prefix words objdump prints before the
@@ -464,8 +540,15 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	if strings.HasPrefix(pre, "rep ") && repzString(inst.Op) {
 		pre, mnem = "repz "+pre[len("rep "):], "repz "+mnem[len("rep "):]
 	}
-	n66, seg := 0, ""
-	for _, b := range src[:inst.Len] {
+	n66, seg, rex := 0, "", ""
+	for i, b := range src[:inst.Len] {
+		if b&0xF0 == 0x40 && i+1 < inst.Len && (src[i+1] == 0xE8 || src[i+1] == 0xE9) {
+			// A REX prefix on a relative call or jump, which uses
+			// none of its bits (glibc's TLS sequence "data16 data16
+			// rex.W call __tls_get_addr@plt").
+			rex = rexName(b)
+			break
+		}
 		switch b {
 		case 0x66:
 			n66++
@@ -487,13 +570,13 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 		}
 		break
 	}
-	if n66 == 0 && seg == "" {
+	if n66 == 0 && seg == "" && rex == "" {
 		return mnem
 	}
 	if seg == "ds" && (inst.Op == x86asm.JMP || inst.Op == x86asm.CALL) {
 		seg = "notrack"
 	}
-	if !strings.Contains(pre, "data") && inst.Op != x86asm.NOP {
+	if !strings.Contains(pre, "data") && inst.Op != x86asm.NOP && rex == "" {
 		n66 = 0 // a mandatory or operand-size prefix x86asm consumed
 	} else if inst.DataSize == 16 {
 		n66--
@@ -509,6 +592,9 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	}
 	if seg != "" && stringSegment(inst.Op, x86asm.RDI) == 0 {
 		words = append(words, seg)
+	}
+	if rex != "" {
+		words = append(words, rex)
 	}
 	words = append(words, op)
 	return strings.Join(words, " ")

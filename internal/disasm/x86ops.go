@@ -242,6 +242,9 @@ func immOperand(inst *x86asm.Inst, v x86asm.Imm, intel bool) string {
 	if size == 0 || size > 8 {
 		size = inst.DataSize / 8
 	}
+	if inst.Op == x86asm.PUSH && inst.Mode == 64 && inst.DataSize != 16 {
+		size = 8 // pushed sign-extended to 64 bits: "push $0xffffffffffffffff"
+	}
 	u := uint64(v)
 	switch size {
 	case 1:
