@@ -158,6 +158,11 @@ func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, 
 	}
 	mnem, ops := splitOperands(text)
 	mnem = fixMnemonic(mnem, &inst, intel)
+	if _, _, evex := evexPayload(src[:inst.Len], inst.Mode); evex && inst.Op == x86asm.VMPSADBW {
+		// EVEX.0F3A 42 is AVX512BW's vdbpsadbw; x86asm names it after
+		// VEX's vmpsadbw.
+		mnem = strings.Replace(mnem, "vmpsadbw", "vdbpsadbw", 1)
+	}
 	if ops != "" {
 		ops = fixOperands(ops, &inst, src, intel)
 	}
@@ -316,6 +321,7 @@ func memPiece(inst *x86asm.Inst, a x86asm.Mem, src []byte, p string, intel bool)
 		a.Segment = seg
 	}
 	m := memOperand(inst, a, explicit, intel)
+	n, elem := evexBroadcast(src[:inst.Len], inst.Mode, strings.HasSuffix(inst.Op.String(), "PH"), widening(inst.Op))
 	if intel {
 		kw := ""
 		if j := strings.Index(strings.ToLower(p), " ptr"); j > 0 {
@@ -324,14 +330,75 @@ func memPiece(inst *x86asm.Inst, a x86asm.Mem, src []byte, p string, intel bool)
 		if isPrefetch(inst.Op) {
 			kw = "BYTE PTR"
 		}
+		if n > 0 {
+			kw = elem + " BCST"
+		}
 		if kw != "" {
 			m = kw + " " + m
 		}
+	} else if n > 0 {
+		m += "{1to" + strconv.Itoa(n) + "}"
 	}
 	if strings.HasPrefix(p, "*") {
 		m = "*" + m
 	}
 	return m
+}
+
+// evexBroadcast returns, for an EVEX instruction whose memory operand
+// is one element broadcast to the whole vector (EVEX.b with a memory
+// operand), which x86asm does not show, how many elements the vector
+// holds and the element's Intel size keyword: objdump's
+// "(%rax){1to16}" and "DWORD BCST [rax]". The element is a doubleword,
+// or a quadword with EVEX.W, or a word for half precision (half: the
+// AVX512-FP16 "ph" instructions); the vector is the destination, half
+// as many bytes as the source of a widening conversion. n is 0 for
+// other instructions.
+func evexBroadcast(src []byte, mode int, half, widening bool) (n int, elem string) {
+	p, mrm, ok := evexPayload(src, mode)
+	if !ok || p[2]&0x10 == 0 || mrm>>6 == 3 {
+		return 0, ""
+	}
+	p1, p2 := p[1], p[2]
+	bits, elem := 32, "DWORD"
+	switch {
+	case half:
+		bits, elem = 16, "WORD"
+	case p1&0x80 != 0:
+		bits, elem = 64, "QWORD"
+	}
+	n = (128 << (p2 >> 5 & 3)) / bits
+	if widening {
+		n /= 2 // doublewords to quadwords: the source is half the vector
+	}
+	return n, elem
+}
+
+// evexPayload returns the payload bytes P0, P1 and P2 of the EVEX prefix
+// that starts src (after legacy prefixes), and the ModRM byte after the
+// opcode; ok is false if src is not an EVEX-encoded instruction of
+// 64-bit code.
+func evexPayload(src []byte, mode int) (p [3]byte, mrm byte, ok bool) {
+	i := 0
+	for i < len(src) && (src[i] == 0x66 || src[i] == 0x67 || src[i] == 0xF2 || src[i] == 0xF3 ||
+		src[i] == 0x2E || src[i] == 0x36 || src[i] == 0x3E || src[i] == 0x26 || src[i] == 0x64 || src[i] == 0x65) {
+		i++
+	}
+	if mode != 64 || i+6 > len(src) || src[i] != 0x62 {
+		return p, 0, false
+	}
+	return [3]byte{src[i+1], src[i+2], src[i+3]}, src[i+5], true
+}
+
+// widening reports whether op converts doublewords or single-precision
+// elements to quadwords or double-precision ones, whose source operand
+// holds half as many bytes as the vector.
+func widening(op x86asm.Op) bool {
+	switch op.String() {
+	case "VCVTPS2PD", "VCVTDQ2PD", "VCVTUDQ2PD", "VCVTPS2QQ", "VCVTPS2UQQ", "VCVTTPS2QQ", "VCVTTPS2UQQ":
+		return true
+	}
+	return false
 }
 
 // condFix maps x86asm's Intel condition-code spellings to objdump's.
