@@ -44,6 +44,11 @@ func TestObjdumpAgreement(t *testing.T) {
 		// More x86-64 C++ from Debian: libstdc++, and the first 4 MiB of
 		// the code of the JVM and of LLVM (thread_local variables' "data16
 		// data16 rex.W call __tls_get_addr@plt", rdseed).
+		// 32-bit x86: Debian's 386 C library (g++-multilib installs it).
+		{name: "libc386/att", file: func(t *testing.T) string { return testenv.File(t, "/lib32/libc.so.6", "libc6-i386") },
+			tool: func(*testing.T) string { return objdump }, min: 0.985, minNoSym: 0.9999},
+		{name: "libc386/intel", file: func(t *testing.T) string { return testenv.File(t, "/lib32/libc.so.6", "libc6-i386") },
+			tool: func(*testing.T) string { return objdump }, intel: true, min: 0.985, minNoSym: 0.9999},
 		{name: "libstdc++", file: func(t *testing.T) string {
 			return testenv.File(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "libstdc++6")
 		}, tool: func(*testing.T) string { return objdump }, min: 0.972, minNoSym: 0.9999},

@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -172,6 +173,8 @@ func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, 
 		mnem, ops = fixIntelSSECompare(mnem, ops, &inst)
 	}
 	mnem = fixPrefixes(mnem, &inst, src)
+	mnem, ops = fixLegacy32(mnem, ops, &inst, src, intel)
+	ops = fixIntelSegMove(ops, &inst, src, intel)
 	mnem, ops = vpcmpAlias(mnem, ops, &inst, intel)
 	if ops == "" {
 		b.WriteString(mnem)
@@ -665,6 +668,67 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	}
 	words = append(words, op)
 	return strings.Join(words, " ")
+}
+
+// fixLegacy32 rewrites what objdump prints differently in 32-bit code
+// (fixPrefixes does 64-bit code's prefixes): the CET "notrack" (3E on an
+// indirect branch, which x86asm shows as a ds segment: "notrack jmp
+// *%ebx", "notrack jmp *(%eax)"), and an Intel moffs operand, which
+// objdump shows without a size ("mov eax,gs:0x14", the stack protector's
+// canary in every function of Debian's 386 libc).
+func fixLegacy32(mnem, ops string, inst *x86asm.Inst, src []byte, intel bool) (string, string) {
+	if inst.Mode != 32 {
+		return mnem, ops
+	}
+	if intel && inst.Op == x86asm.MOV {
+		op := inst.Opcode >> 24
+		if op >= 0xA0 && op <= 0xA3 {
+			for _, kw := range []string{"DWORD PTR ", "WORD PTR ", "BYTE PTR "} {
+				ops = strings.Replace(ops, kw, "", 1)
+			}
+		}
+	}
+	if inst.Op != x86asm.JMP && inst.Op != x86asm.CALL {
+		return mnem, ops
+	}
+	if _, rel := inst.Args[0].(x86asm.Rel); rel {
+		return mnem, ops
+	}
+	ds := false
+	for _, b := range src[:inst.Len] {
+		if b == 0x3E {
+			ds = true
+		} else if b != 0x66 && b != 0x67 && b != 0xF2 && b != 0xF3 && b != 0x2E && b != 0x26 && b != 0x36 && b != 0x64 && b != 0x65 {
+			break
+		}
+	}
+	if !ds {
+		return mnem, ops
+	}
+	mnem = strings.TrimPrefix(mnem, "ds ")
+	ops = strings.Replace(ops, "%ds:", "", 1)
+	ops = strings.Replace(ops, "ds:[", "[", 1)
+	return "notrack " + mnem, ops
+}
+
+// fixIntelSegMove names the source of a move to a segment register (8E)
+// as objdump does in Intel syntax: by its 32-bit name, without an
+// operand-size prefix ("mov fs,ecx"; x86asm: "mov fs,cx").
+func fixIntelSegMove(ops string, inst *x86asm.Inst, src []byte, intel bool) string {
+	if !intel || inst.Op != x86asm.MOV || inst.Opcode>>24 != 0x8E || inst.DataSize == 16 && bytes.IndexByte(src[:inst.Len], 0x66) >= 0 {
+		return ops
+	}
+	r, ok := inst.Args[1].(x86asm.Reg)
+	switch {
+	case !ok:
+		return ops
+	case r >= x86asm.AX && r <= x86asm.R15W:
+		r += x86asm.EAX - x86asm.AX
+	case r < x86asm.EAX || r > x86asm.R15L:
+		return ops
+	}
+	dst, _, _ := strings.Cut(ops, ",")
+	return dst + "," + x86RegName(r)
 }
 
 // vpcmpPred are the comparison predicates objdump folds into the
