@@ -55,6 +55,9 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "libjvm", file: func(t *testing.T) string {
 			return testenv.File(t, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", "openjdk-17-jdk-headless")
 		}, tool: func(*testing.T) string { return objdump }, textBytes: 4 << 20, min: 0.995, minNoSym: 0.9999},
+		{name: "libjvm/intel", file: func(t *testing.T) string {
+			return testenv.File(t, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", "openjdk-17-jdk-headless")
+		}, tool: func(*testing.T) string { return objdump }, textBytes: 4 << 20, intel: true, min: 0.995, minNoSym: 0.9999},
 		{name: "libLLVM-19", file: func(t *testing.T) string {
 			return testenv.File(t, "/usr/lib/llvm-19/lib/libLLVM-19.so", "libllvm19")
 		}, tool: func(*testing.T) string { return objdump }, textBytes: 4 << 20, min: 0.994, minNoSym: 0.9999},

@@ -175,6 +175,9 @@ func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, 
 	mnem = fixPrefixes(mnem, &inst, src)
 	mnem, ops = fixLegacy32(mnem, ops, &inst, src, intel)
 	ops = fixIntelSegMove(ops, &inst, src, intel)
+	if intel && (inst.Op == x86asm.BLENDVPS || inst.Op == x86asm.BLENDVPD || inst.Op == x86asm.PBLENDVB) && strings.Count(ops, ",") == 1 {
+		ops += ",xmm0" // the implicit mask register, which objdump shows
+	}
 	mnem, ops = vpcmpAlias(mnem, ops, &inst, intel)
 	if ops == "" {
 		b.WriteString(mnem)
@@ -647,7 +650,19 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 		seg = "notrack"
 	}
 	if !strings.Contains(pre, "data") && inst.Op != x86asm.NOP && rex == "" {
-		n66 = 0 // a mandatory or operand-size prefix x86asm consumed
+		// A mandatory or operand-size prefix x86asm consumed, or, in
+		// Intel syntax, which leaves them out, operand-size prefixes
+		// that REX.W overrode (glibc's TLS sequence "data16 lea
+		// rdi,[rip+...]").
+		n66 = 0
+		for _, p := range inst.Prefix {
+			if p == 0 || usesXMM(inst) { // SSE's 66 is part of the opcode
+				break
+			}
+			if p&0xFF == x86asm.PrefixDataSize && p&x86asm.PrefixIgnored != 0 {
+				n66++
+			}
+		}
 	} else if inst.DataSize == 16 {
 		n66--
 	}
@@ -668,6 +683,16 @@ func fixPrefixes(mnem string, inst *x86asm.Inst, src []byte) string {
 	}
 	words = append(words, op)
 	return strings.Join(words, " ")
+}
+
+// usesXMM reports whether an operand of inst is an SSE register.
+func usesXMM(inst *x86asm.Inst) bool {
+	for _, a := range inst.Args {
+		if r, ok := a.(x86asm.Reg); ok && r >= x86asm.X0 && r <= x86asm.X15 {
+			return true
+		}
+	}
+	return false
 }
 
 // fixLegacy32 rewrites what objdump prints differently in 32-bit code
