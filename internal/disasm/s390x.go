@@ -103,7 +103,11 @@ var s390xCond = [16]string{"nop", "o", "h", "nle", "l", "nhe", "lh", "ne", "e", 
 // GNU syntax, with relative branch and address targets as addresses and
 // their symbols.
 func formatS390X(b *textBuf, inst s390xasm.Inst, pc uint64, sym Symbolizer) {
-	mnem, args := gnuOperands(s390xLenBase0.ReplaceAllString(s390xasm.GNUSyntax(inst, pc), "$1,%r0)$2"))
+	text := s390xasm.GNUSyntax(inst, pc)
+	if strings.Contains(text, ",,") || strings.HasSuffix(text, ",") {
+		text = s390xLenBase0.ReplaceAllString(text, "$1,%r0)$2")
+	}
+	mnem, args := gnuOperands(text)
 	var t branchTarget
 	for _, a := range inst.Args {
 		switch a.(type) {
@@ -150,7 +154,10 @@ func formatS390X(b *textBuf, inst s390xasm.Inst, pc uint64, sym Symbolizer) {
 	case "bcr", "bc":
 		// Branch on condition to a register or an address: the mask in
 		// the name, as for brc.
-		if m, err := strconv.Atoi(args[0]); err == nil && len(args) == 2 && m > 0 && m < 15 {
+		if len(args) != 2 {
+			break
+		}
+		if m, err := strconv.Atoi(args[0]); err == nil && m > 0 && m < 15 {
 			r := ""
 			if mnem == "bcr" {
 				r = "r"
@@ -162,7 +169,7 @@ func formatS390X(b *textBuf, inst s390xasm.Inst, pc uint64, sym Symbolizer) {
 		if len(args) == 1 && args[0] == "%r0" {
 			args = nil
 		} else if inst.Op == s390xasm.BC {
-			mnem = "nop" // the decoder's name for bc 0, objdump's for bcr 0
+			mnem = "nop" // bc 0, which the decoder calls nopr as it does bcr 0
 		}
 	case "vzeo": // the decoder's misspelling
 		mnem = "vzero"
