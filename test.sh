@@ -38,8 +38,9 @@ fail() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 # graph, Node.js and npm for the speedscope viewer, the AArch64, RISC-V,
 # PowerPC64, s390x, 32-bit ARM and MIPS binutils for the disassembler's agreement test
 # (internal/disasm) and Debian's armhf C and C++ libraries and its C
-# libraries of MIPS, AArch64, RISC-V, PowerPC64 and s390x for its rows of
-# real compiled code (and armhf's for the PLT names), libc's and
+# libraries of MIPS, AArch64, RISC-V, PowerPC (32 and 64-bit, both byte
+# orders), s390x and armel for its rows of real compiled code (and
+# armhf's for the PLT names), libc's and
 # libstdc++'s debug builds for the object tool's differential test
 # (internal/objtool) and Rust (rustc-web: Debian 12's rustc 1.63 writes no
 # DWARF 5), and for its test of other containers: g++-multilib
@@ -58,6 +59,7 @@ packages=(
   libc6-armhf-cross libstdc++6-armhf-cross
   binutils-mips-linux-gnu binutils-mips64el-linux-gnuabi64 libc6-mips-cross libc6-mips64el-cross
   libc6-arm64-cross libc6-riscv64-cross libc6-ppc64el-cross libc6-s390x-cross
+  libc6-armel-cross libc6-powerpc-cross libc6-ppc64-cross
   libc6-dbg libstdc++6-12-dbg rustc-web
   g++-multilib g++-mingw-w64-x86-64 lld-19 dwz debuginfod golang-1.19-go
   clang-14 llvm-14 llvm-14-dev

@@ -121,6 +121,12 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "riscv64-libc", file: crossLib("riscv64-linux-gnu", "libc.so.6", "libc6-riscv64-cross"), tool: crossObjdump("riscv64-linux-gnu"), min: 0.964, minNoSym: 0.9999},
 		{name: "ppc64le-libc", file: crossLib("powerpc64le-linux-gnu", "libc.so.6", "libc6-ppc64el-cross"), tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.976, minNoSym: 0.9999},
 		{name: "s390x-libc", file: crossLib("s390x-linux-gnu", "libc.so.6", "libc6-s390x-cross"), tool: crossObjdump("s390x-linux-gnu"), min: 0.965, minNoSym: 0.9999},
+		// And of machines Debian 12 ships cross libraries for but not
+		// cross binutils (armhf's and ppc64el's objdump read them): ARM
+		// mode GCC code (armel), 32-bit PowerPC, big-endian ELFv1 ppc64.
+		{name: "armel-libc", file: crossLib("arm-linux-gnueabi", "libc.so.6", "libc6-armel-cross"), tool: crossObjdump("arm-linux-gnueabihf"), min: 0.97, minNoSym: 0.999},
+		{name: "powerpc-libc", file: crossLib("powerpc-linux-gnu", "libc.so.6", "libc6-powerpc-cross"), tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.98, minNoSym: 0.9999},
+		{name: "ppc64-libc", file: crossLib("powerpc64-linux-gnu", "libc.so.6", "libc6-ppc64-cross"), tool: crossObjdump("powerpc64le-linux-gnu"), min: 0.835, minNoSym: 0.9999},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,11 @@ func decodeARM(code []byte, addr uint64, sym Symbolizer) []Inst {
 			if text, ok := coprocessorOp(x, armCond[min(x>>28, 14)], pc+8, sym); ok {
 				return text
 			}
-			return armWord(word)
+			if x&0xfff000f0 == 0xe7f000f0 { // the permanently undefined instruction
+				imm := x>>4&0xfff0 | x&0xf
+				return "udf\t#" + strconv.Itoa(int(imm)) + armValueComment(int64(imm))
+			}
+			return armWord(word) + armIMB(x)
 		}
 		return safeFormat(b, func() {
 			formatARM(b, inst, pc, sym)
@@ -170,6 +174,7 @@ var errNotSTR = errors.New("not a store with a register offset")
 // -16 (binutils' arm-dis.c rule), the one-register form of push and pop.
 func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 	mnem, ops, _ := strings.Cut(armasm.GNUSyntax(inst), " ")
+	mnem = armMultipleName(mnem, inst.Enc)
 	b.WriteString(mnem)
 	if inst.Op&^15 == armasm.NOP_EQ {
 		ops = "{0}" // the hint's number
@@ -227,6 +232,9 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 				if inst.Op&^15 == armasm.VMOV_EQ_F32 || inst.Op&^15 == armasm.VMOV_EQ_F64 {
 					vfpImmComment(b, inst.Enc>>12&0xf0|inst.Enc&0xf)
 				}
+				if op == armasm.SVC_EQ {
+					b.WriteString(armIMB(inst.Enc))
+				}
 				return
 			case op == armasm.MOVW_EQ || op == armasm.MOVT_EQ:
 				v = int64(uint32(a))
@@ -236,12 +244,15 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 		case armasm.ImmAlt:
 			v = int64(uint32(a.Imm())) // "#228, 20": the rotated value
 		case armasm.RegList:
-			if bits.OnesCount16(uint16(a)) == 1 && (mnem == "push" || mnem == "pop") {
+			if bits.OnesCount16(uint16(a)) == 1 && (strings.HasPrefix(mnem, "push") || strings.HasPrefix(mnem, "pop")) {
+				// One register, which the instruction moves as a
+				// str or ldr would; with its condition ("popeq {pc}
+				// @ (ldreq pc, [sp], #4)").
 				r := strings.Trim(ops, "{}")
-				if mnem == "push" {
-					b.WriteString("\t@ (str " + r + ", [sp, #-4]!)")
+				if c, ok := strings.CutPrefix(mnem, "push"); ok {
+					b.WriteString("\t@ (str" + c + " " + r + ", [sp, #-4]!)")
 				} else {
-					b.WriteString("\t@ (ldr " + r + ", [sp], #4)")
+					b.WriteString("\t@ (ldr" + strings.TrimPrefix(mnem, "pop") + " " + r + ", [sp], #4)")
 				}
 				return
 			}
@@ -252,6 +263,45 @@ func formatARM(b *textBuf, inst armasm.Inst, pc uint64, sym Symbolizer) {
 		b.WriteString(armValueComment(v))
 		return
 	}
+}
+
+// armMultipleName returns objdump's mnemonic for a load or store
+// multiple of the word x, which armasm names mnem (with its condition):
+// "stmia" for an increment-after store with writeback or user registers
+// (objdump says "stm" only without either), "ldmfd"/"stmfd" for a pop or
+// push of one register (which a single ldr or str encodes
+// canonically). Other instructions keep mnem.
+func armMultipleName(mnem string, x uint32) string {
+	switch {
+	case x&0x0f900000 == 0x08800000 && x&0x00600000 != 0:
+		// STMIA (P 0, U 1, L 0) with writeback (W) or user registers (S).
+		if c, ok := strings.CutPrefix(mnem, "stm"); ok && !strings.HasPrefix(c, "i") && !strings.HasPrefix(c, "d") {
+			return "stmia" + c
+		}
+	case x&0x0fff0000 == 0x08bd0000 && bits.OnesCount32(x&0xffff) == 1:
+		if c, ok := strings.CutPrefix(mnem, "ldm"); ok {
+			return "ldmfd" + c
+		}
+	case x&0x0fff0000 == 0x092d0000 && bits.OnesCount32(x&0xffff) == 1:
+		if c, ok := strings.CutPrefix(mnem, "stmdb"); ok {
+			return "stmfd" + c
+		}
+	}
+	return mnem
+}
+
+// armIMB is the comment objdump adds after the words of ARM Linux's
+// instruction memory barrier calls, svc 0x00f00000 ("IMB") and
+// 0x00f00001 ("IMBRange"), also where the condition makes them
+// undefined; "" for other words.
+func armIMB(x uint32) string {
+	switch x & 0x0fffffff {
+	case 0x0ff00000:
+		return " @ IMB"
+	case 0x0ff00001:
+		return " @ IMBRange"
+	}
+	return ""
 }
 
 // armValueComment is the comment objdump adds after a 32-bit ARM

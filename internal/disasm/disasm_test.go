@@ -163,6 +163,14 @@ var decodeTests = []decodeTest{
 			"tbegin.", "tbegin. 1", "tend.", "tendall.", "tabort. r10", "attn", ".long 0xfffffe34", ".long 0xfffffa24", ".long 0xfffffe9c", "frsqrte f1,f2,1",
 			".long 0xfc21102c", ".long 0xec20106c", ".long 0xfc21169c", "fsqrt   f1,f2",
 			"attn", ".long 0xfffffd08", "xscmpoqp cr7,v4,v31"}},
+	{name: "ppc y-bit branches, traps, CR aliases, rotations, sc", m: elf.EM_PPC64, bo: binary.BigEndian, addr: 0x1000,
+		code: be32(0x40a2fff0, 0x4ca20020, 0x4260ffe0, 0x41a3fff8, 0x4e600020, 0x4ca20420, 0x41a2fff0, 0x4e200020,
+			0x7c832008, 0x7f032008, 0x7e032008, 0x7c232008, 0x7c832088, 0x7f032088, 0x0c830008, 0x0b030008,
+			0x4cc63182, 0x4cc63242, 0x4cc73842, 0x4cc73b82, 0x5cca503e, 0x78740000, 0x44000f42, 0x47495f5f, 0x00000201),
+		want: []string{"bne     0xff0", "bnelr+", "bdz     0xfe8", "bso     0x1004", "bdzlr+", "bnectr+", "beq     0x1008", "bdnzlr+",
+			"tweq    r3,r4", "twne    r3,r4", "twlt    r3,r4", "twlgt   r3,r4", "tdeq    r3,r4", "tdne    r3,r4", "tweqi   r3,8", "tdnei   r3,8",
+			"crclr   4*cr1+eq", "crset   4*cr1+eq", "crnot   4*cr1+eq,4*cr1+so", "crmove  4*cr1+eq,4*cr1+so", "rotlw   r10,r6,r10", "rotldi  r20,r3,0",
+			"sc      122", ".long 0x47495f5f", ".long 0x201"}},
 	{name: "ppc64 big-endian", m: elf.EM_PPC64, bo: binary.BigEndian, addr: 0x1000,
 		code: []byte{0x7c, 0x65, 0x1b, 0x78, 0x4b, 0xff, 0xff, 0xfd}, want: []string{"mr      r5,r3", "bl      0x1000"}},
 	{name: "ppc64 branch with symbol", m: elf.EM_PPC64, addr: 0x401ffc, sym: syms,
@@ -182,6 +190,9 @@ var decodeTests = []decodeTest{
 			"oi\t5(%r10),128", "niy\t0(%r1),255", "mvc\t0(28,%r0),0(%r5)", "pack\t0(4,%r1),0(2,%r0)"}},
 	{name: "s390x jump with symbol", m: elf.EM_S390, addr: 0x401000, sym: syms,
 		code: []byte{0xa7, 0xf4, 0x00, 0x08}, want: []string{"j\t401010 <foo+0x10>"}},
+	{name: "arm load and store multiple names, udf, IMB, a conditional pop's comment", m: elf.EM_ARM, addr: 0x1000,
+		code: le32(0xe8ac000f, 0xe88c000f, 0xe8bd8000, 0xe8b0000e, 0x28a3100e, 0x08bd8000, 0x049df004, 0xe7f000f0, 0xe7f123f4, 0xef9f0000, 0x3ff00000, 0xfff00000, 0xeff00001, 0xe9ad000f, 0xe92d4000, 0x092d4000, 0xe8bd0010),
+		want: []string{"stmia\tip!, {r0, r1, r2, r3}", "stm\tip, {r0, r1, r2, r3}", "ldmfd\tsp!, {pc}", "ldm\tr0!, {r1, r2, r3}", "stmiacs\tr3!, {r1, r2, r3, ip}", "ldmfdeq\tsp!, {pc}", "popeq\t{pc}\t@ (ldreq pc, [sp], #4)", "udf\t#0", "udf\t#4660\t@ 0x1234", "svc\t0x009f0000", "svccc\t0x00f00000 @ IMB", "@ <UNDEFINED> instruction: 0xfff00000 @ IMB", "svc\t0x00f00001 @ IMBRange", "stmib\tsp!, {r0, r1, r2, r3}", "stmfd\tsp!, {lr}", "stmfdeq\tsp!, {lr}", "ldmfd\tsp!, {r4}"}},
 	{name: "arm prologue, comments, vpush", m: elf.EM_ARM, addr: 0x1000,
 		code: le32(0xe92d4010, 0xe3087320, 0xe59f000c, 0xed2d8b04, 0xe59d0068, 0xe52de060, 0xe3a00b01, 0xe3a00001),
 		want: []string{"push\t{r4, lr}", "movw\tr7, #33568\t@ 0x8320", "ldr\tr0, [pc, #12]\t@ 0x101c", "vpush\t{d8-d9}",
@@ -273,7 +284,7 @@ func decodeFor(m elf.Machine, bo binary.ByteOrder, rv32, thumb bool, code []byte
 	return Decode(m, bo, code, addr, intel, sym)
 }
 
-// be32 encodes big-endian instruction words (MIPS).
+// be32 encodes big-endian instruction words (MIPS, PowerPC).
 func be32(words ...uint32) []byte {
 	var b []byte
 	for _, w := range words {
@@ -282,7 +293,7 @@ func be32(words ...uint32) []byte {
 	return b
 }
 
-// le32 encodes AArch64 instruction words.
+// le32 encodes little-endian instruction words.
 func le32(words ...uint32) []byte {
 	var b []byte
 	for _, w := range words {

@@ -76,11 +76,50 @@ func ppcOther(word uint32) (string, bool) {
 		return "tendall.", true
 	case word&^(31<<16) == 0x7c00071d:
 		return "tabort. r" + strconv.Itoa(int(word>>16&31)), true
-	case word&0xfc0007fe == 0x00000200: // the other fields ignored
+	case word&0xfc0007ff == 0x00000200: // the other fields ignored
 		return "attn", true
 	}
 	return "", false
 }
+
+// ppcYHint rewrites a conditional branch whose BO has the branch
+// prediction bits "at" = 01, reserved since version 2 of the
+// architecture and the "y" bit of PowerPC before it, which 32-bit code
+// still sets (the decoder prints "bc? 5,eq,29d80"), as objdump reads it:
+// a relative branch without a hint ("bne 29d80"), one to the link,
+// count or target register with the old form's "+" ("bnelr+"), which
+// it returns to be added to the mnemonic. It leaves other instructions
+// alone.
+func ppcYHint(inst *ppc64asm.Inst) string {
+	switch inst.Op.String() {
+	case "bc", "bcl", "bca", "bcla", "bclr", "bclrl", "bcctr", "bcctrl", "bctar", "bctarl":
+	default:
+		return ""
+	}
+	bo, ok := inst.Args[0].(ppc64asm.Imm)
+	if !ok {
+		return ""
+	}
+	switch bo {
+	case 5, 13: // branch if CR bit false, true
+	case 17, 19: // decrement CTR, branch if not zero, zero
+		if bi, ok := inst.Args[1].(ppc64asm.CondReg); ok && bi != ppc64asm.Cond0LT {
+			return "" // BI set but ignored: objdump shows a .long
+		}
+	default:
+		return ""
+	}
+	inst.Args[0] = bo &^ 1
+	switch inst.Op.String() {
+	case "bc", "bcl", "bca", "bcla":
+		return ""
+	}
+	return "+"
+}
+
+// ppcTrap names the TO field of the trap instructions as objdump's
+// extended mnemonics do ("tweq", "tdnei").
+var ppcTrap = map[string]string{"1": "lgt", "2": "llt", "4": "eq", "5": "lge", "6": "lle", "8": "gt", "12": "ge", "16": "lt", "20": "le", "24": "ne"}
 
 // ppcSPR names the special-purpose registers whose moves objdump shows
 // as mtNAME and mfNAME, where the decoder shows mtspr and mfspr.
@@ -105,6 +144,8 @@ func ppcReservedSet(inst ppc64asm.Inst, word uint32) bool {
 		return fra != 0 || frc != 0
 	case "xscmpuqp", "xscmpoqp":
 		return word>>21&3 != 0 || word&1 != 0 // below BF, and the last bit
+	case "sc":
+		return word&0xfffff01f != 0x44000002 // only LEV may be set (text: "GI__")
 	case "fcfid", "fcfids", "fcfidu", "fcfidus", "fctid", "fctidz", "fctidu", "fctiduz",
 		"fctiw", "fctiwz", "fctiwu", "fctiwuz", "frsp", "fabs", "fnabs", "fneg", "fmr", "frin", "friz", "frip", "frim":
 		return fra != 0
@@ -116,7 +157,9 @@ func ppcReservedSet(inst ppc64asm.Inst, word uint32) bool {
 // GNU syntax, with branch targets as addresses and their symbols, and
 // the extended mnemonics objdump prefers ("mr", "srdi", "iseleq", ...).
 func formatPPC64(b *textBuf, inst ppc64asm.Inst, pc uint64, sym Symbolizer) {
+	plus := ppcYHint(&inst)
 	mnem, args := gnuOperands(ppc64asm.GNUSyntax(inst, pc))
+	mnem += plus
 	var t branchTarget
 	for _, a := range inst.Args {
 		switch a := a.(type) {
@@ -181,10 +224,10 @@ func ppcExtended(mnem string, args []string) (string, []string) {
 		switch {
 		case sh > 0 && sh == 64-mb:
 			return "srdi" + sfx, []string{args[0], args[1], args[3]}
-		case sh == 0:
-			return "clrldi" + sfx, []string{args[0], args[1], args[3]}
 		case mb == 0:
 			return "rotldi" + sfx, args[:3]
+		case sh == 0:
+			return "clrldi" + sfx, []string{args[0], args[1], args[3]}
 		}
 	case base == "rldicr" && len(args) == 4:
 		sh, me := num(2), num(3)
@@ -252,6 +295,22 @@ func ppcExtended(mnem string, args []string) (string, []string) {
 		return "b" + mnem[2:], args[2:]
 	case mnem == "xxlor" && len(args) == 3 && args[1] == args[2]:
 		return "xxmr", args[:2]
+	case (mnem == "tw" || mnem == "td" || mnem == "twi" || mnem == "tdi") && len(args) == 3 && ppcTrap[args[0]] != "":
+		i := ""
+		if strings.HasSuffix(mnem, "i") {
+			i = "i"
+		}
+		return mnem[:2] + ppcTrap[args[0]] + i, args[1:]
+	case mnem == "crxor" && len(args) == 3 && args[0] == args[1] && args[1] == args[2]:
+		return "crclr", args[:1]
+	case mnem == "creqv" && len(args) == 3 && args[0] == args[1] && args[1] == args[2]:
+		return "crset", args[:1]
+	case mnem == "crnor" && len(args) == 3 && args[1] == args[2]:
+		return "crnot", args[:2]
+	case mnem == "cror" && len(args) == 3 && args[1] == args[2]:
+		return "crmove", args[:2]
+	case base == "rlwnm" && len(args) == 5 && args[3] == "0" && args[4] == "31":
+		return "rotlw" + sfx, args[:3]
 	case mnem == "xxlnor" && len(args) == 3 && args[1] == args[2]:
 		return "xxlnot", args[:2]
 	case mnem == "vnor" && len(args) == 3 && args[1] == args[2]:
