@@ -15,6 +15,7 @@
 #                 both recordings in buildid/
 #   kernel.data   dd copying a byte at a time (time in the kernel; perf
 #                 record --call-graph dwarf, its cache in buildid/ too)
+#   kernel-fp.data  the same, perf record -g
 #   zstd.data     work.c in three threads, compressed (perf record -g -z)
 #   dwarf-zstd.data  dwarf.data's program, compressed (perf record
 #                 --call-graph dwarf -z), and dwarf-zstd.script
@@ -104,6 +105,7 @@ cache=(--buildid-dir "$out/buildid")
 # Time in the kernel, for the kernel symbols' test: a user-bound program
 # can have no kernel sample at all. dd's syscalls, a byte at a time.
 "$perf" "${cache[@]}" record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$out/kernel.data" dd if=/dev/zero of=/dev/null bs=1 count=300000 >/dev/null 2>&1
+"$perf" record -q -e cpu-clock -F 1000 -g -o "$out/kernel-fp.data" dd if=/dev/zero of=/dev/null bs=1 count=300000 >/dev/null 2>&1
 "$perf" "${cache[@]}" record -q -z -e cpu-clock -F 1000 --call-graph dwarf -o "$out/dwarf-zstd.data" "$out/work-nofp" threads 200 >/dev/null 2>&1
 # A program rebuilt after its recording (-O1 instead of -O2): its
 # symbols, lines and tables come from perf's copy of the build recorded.
