@@ -39,7 +39,7 @@ func decodeX86(code []byte, addr uint64, mode int, intel bool, sym Symbolizer) [
 	var b textBuf
 	for off := 0; off < len(code); {
 		pc := addr + uint64(off)
-		if text, n := fixedX86(code[off:], intel); n > 0 {
+		if text, n := fixedX86(code[off:], mode, intel); n > 0 {
 			insts = append(insts, Inst{Addr: pc, Len: n, Text: text})
 			off += n
 			continue
@@ -494,7 +494,7 @@ func isShift(op x86asm.Op) bool {
 
 // fixedX86 returns objdump's text for byte sequences x86asm does not
 // decode (or decodes differently), and their length; n is 0 otherwise.
-func fixedX86(src []byte, intel bool) (text string, n int) {
+func fixedX86(src []byte, mode int, intel bool) (text string, n int) {
 	if len(src) >= 4 && src[0] == 0xF3 && src[1] == 0x0F && src[2] == 0x1E {
 		switch src[3] {
 		case 0xFA:
@@ -518,7 +518,7 @@ func fixedX86(src []byte, intel bool) (text string, n int) {
 		}
 		return "vzeroall", 3
 	}
-	if text, n := rdseedRdpid(src, intel); n > 0 {
+	if text, n := rdseedRdpid(src, mode, intel); n > 0 {
 		return text, n
 	}
 	if len(src) >= 2 && src[0] == 0x66 && src[1] == 0x90 {
@@ -532,11 +532,12 @@ func fixedX86(src []byte, intel bool) (text string, n int) {
 
 // rdseedRdpid returns objdump's text for an RDSEED (0F C7 /7 with a
 // register operand, after a 66 or REX prefix or not) or an RDPID (the
-// same after F3; 64-bit), which x86asm does not decode (RDRAND, /6, it
-// does), and its length; n is 0 for other bytes. Code that reads them
-// (libstdc++'s std::random_device) came out as (bad) and lost the
-// instruction boundaries after it.
-func rdseedRdpid(src []byte, intel bool) (text string, n int) {
+// same after F3: the register of the mode's word), which x86asm does not
+// decode (RDRAND, /6, it does), and its length; n is 0 for other bytes.
+// A REX prefix exists in 64-bit code only (40-4F are inc and dec in
+// 32-bit code). Code that reads them (libstdc++'s std::random_device)
+// came out as (bad) and lost the instruction boundaries after it.
+func rdseedRdpid(src []byte, mode int, intel bool) (text string, n int) {
 	i, size, rex, mnem := 0, 32, byte(0), "rdseed "
 	switch {
 	case i < len(src) && src[i] == 0x66:
@@ -544,14 +545,16 @@ func rdseedRdpid(src []byte, intel bool) (text string, n int) {
 	case i < len(src) && src[i] == 0xF3:
 		i, size, mnem = i+1, 64, "rdpid  "
 	}
-	if i < len(src) && src[i]&0xF0 == 0x40 {
+	if mode == 64 && i < len(src) && src[i]&0xF0 == 0x40 {
 		rex, i = src[i], i+1
 	}
 	if len(src) < i+3 || src[i] != 0x0F || src[i+1] != 0xC7 || src[i+2]>>3 != 0x1F { // mod 3, reg 7
 		return "", 0
 	}
-	if rex&8 != 0 || mnem == "rdpid  " {
+	if rex&8 != 0 || mnem == "rdpid  " && mode == 64 {
 		size = 64
+	} else if mnem == "rdpid  " {
+		size = 32
 	}
 	r := x86asm.Reg(src[i+2]&7 | rex&1<<3)
 	var reg x86asm.Reg
