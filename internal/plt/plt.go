@@ -1,9 +1,9 @@
 // Package plt names the stubs of an ELF executable's or shared library's
 // procedure linkage table as GNU objdump names them, with its synthetic
 // "name@plt" symbols: calls into shared libraries go through the stubs,
-// and no symbol table names them. It reads x86-64, 386, AArch64 and
-// 32-bit ARM files, whichever package read their headers (elfrel or
-// debug/elf).
+// and no symbol table names them. It reads x86-64, 386, AArch64, RISC-V
+// (64-bit), s390x and 32-bit ARM files, whichever package read their
+// headers (elfrel or debug/elf).
 package plt
 
 import (
@@ -109,16 +109,16 @@ func FromStd(f *elf.File) Image {
 
 // Entries returns the PLT stubs of the ELF executable or shared
 // library f, in address order, named as objdump's synthetic symbols name
-// them: x86-64, 386 and AArch64 stubs by the GOT slot each jumps through
-// (slotPLT), 32-bit ARM ones by their order (armPLT), as objdump finds
-// them on each machine. nil for other files, or a PLT that cannot be
+// them: x86-64, 386, AArch64, RISC-V and s390x stubs by the GOT slot
+// each jumps through (slotPLT), 32-bit ARM ones by their order (armPLT),
+// as objdump finds them on each machine. nil for other files, or a PLT that cannot be
 // read.
 func Entries(f Image) []Entry {
 	if f.typ == elf.ET_REL {
 		return nil
 	}
 	switch {
-	case f.class == elf.ELFCLASS64 && (f.machine == elf.EM_X86_64 || f.machine == elf.EM_AARCH64),
+	case f.class == elf.ELFCLASS64 && (f.machine == elf.EM_X86_64 || f.machine == elf.EM_AARCH64 || f.machine == elf.EM_RISCV || f.machine == elf.EM_S390),
 		f.class == elf.ELFCLASS32 && f.machine == elf.EM_386:
 		return slotPLT(f)
 	case f.class == elf.ELFCLASS32 && f.machine == elf.EM_ARM && f.bo == binary.LittleEndian:
@@ -216,13 +216,15 @@ func symbolNames(f Image, rs []dynReloc) map[int]string {
 	return names
 }
 
-// slotPLT is Entries for x86-64, 386 and AArch64. Each stub jumps
-// through a GOT slot (x86Slot, i386Slot, arm64Slot): on x86-64 and 386
+// slotPLT is Entries for x86-64, 386, AArch64, RISC-V and s390x. Each
+// stub jumps through a GOT slot (x86Slot, i386Slot, arm64Slot,
+// riscvSlot, s390xSlot): on x86-64 and 386
 // the 16-byte stubs of .plt.sec (with indirect branch tracking) or else
 // of .plt after its 16-byte PLT0, whose slots .rela.plt's (.rel.plt's)
 // relocations fill, and those of .plt.got (8 bytes, or its sh_entsize),
-// whose slots .rela.dyn's (.rel.dyn's) fill; on AArch64 the 16-byte
-// stubs of .plt after its 32-byte PLT0. The relocation of the slot names
+// whose slots .rela.dyn's (.rel.dyn's) fill; on AArch64 and RISC-V the
+// 16-byte stubs of .plt after its 32-byte PLT0, on s390x the 32-byte
+// ones. The relocation of the slot names
 // the stub (symbolOf).
 func slotPLT(f Image) []Entry {
 	rel := ".rela"
@@ -253,6 +255,10 @@ func slotPLT(f Image) []Entry {
 	switch {
 	case f.machine == elf.EM_AARCH64:
 		stubs, slotOf = []stubSection{{".plt", 32, 16}}, arm64Slot // PLT0 is eight instructions
+	case f.machine == elf.EM_RISCV:
+		stubs, slotOf = []stubSection{{".plt", 32, 16}}, riscvSlot
+	case f.machine == elf.EM_S390:
+		stubs, slotOf = []stubSection{{".plt", 32, 32}}, s390xSlot
 	default:
 		if _, ok := f.section(".plt.sec"); ok {
 			stubs[0] = stubSection{".plt.sec", 0, 16} // .plt then holds only the lazy-binding stubs
@@ -364,6 +370,12 @@ func pltReloc(m elf.Machine, typ uint32) bool {
 		case elf.R_386_JMP_SLOT, elf.R_386_GLOB_DAT, elf.R_386_IRELATIVE:
 			return true
 		}
+	case elf.EM_RISCV:
+		const irelative = 58 // R_RISCV_IRELATIVE, which debug/elf does not name
+		return elf.R_RISCV(typ) == elf.R_RISCV_JUMP_SLOT || typ == irelative
+	case elf.EM_S390:
+		const irelative = 61 // R_390_IRELATIVE
+		return elf.R_390(typ) == elf.R_390_JMP_SLOT || typ == irelative
 	}
 	return false
 }
@@ -403,6 +415,30 @@ func i386Slot(f Image) func(stub []byte, addr uint64, bo binary.ByteOrder) (uint
 		}
 		return 0, false
 	}
+}
+
+// riscvSlot returns the GOT slot a 64-bit RISC-V PLT stub at addr loads
+// its target from: "auipc t3, hi; ld t3, lo(t3)" reads the slot at addr
+// + hi + lo.
+func riscvSlot(stub []byte, addr uint64, bo binary.ByteOrder) (uint64, bool) {
+	if len(stub) < 8 {
+		return 0, false
+	}
+	auipc, ld := bo.Uint32(stub), bo.Uint32(stub[4:])
+	if auipc&0xfff != 0xe17 || ld&0xfffff != 0xe3e03 {
+		return 0, false // not auipc t3 followed by ld t3, lo(t3)
+	}
+	return addr + uint64(int64(int32(auipc&0xfffff000))) + uint64(int64(int32(ld)>>20)), true
+}
+
+// s390xSlot returns the GOT slot an s390x PLT stub at addr loads its
+// target from: "larl %r1, slot" (then lg %r1,0(%r1); br %r1), its offset
+// in halfwords.
+func s390xSlot(stub []byte, addr uint64, bo binary.ByteOrder) (uint64, bool) {
+	if len(stub) < 6 || stub[0] != 0xc0 || stub[1] != 0x10 {
+		return 0, false
+	}
+	return addr + uint64(int64(int32(bo.Uint32(stub[2:])))*2), true
 }
 
 // arm64Slot returns the GOT slot an AArch64 PLT stub at addr loads its
