@@ -21,7 +21,8 @@ import (
 // ifuncs are named "*ABS*+0x...@plt", in an AArch64 program, in the g++
 // program built for 386 (position-independent or not) and Debian's 386
 // libc, in Debian's armhf libc and libstdc++ (Thumb-2 code calling ARM
-// stubs, some with a Thumb entry), and in its riscv64 and s390x libc.
+// stubs, some with a Thumb entry), and in its arm64, riscv64 and s390x
+// libc.
 // Every instruction objdump shows with an @plt target must read the
 // same, but for one objdump quirk (see iplt).
 func TestDisasmPLTNames(t *testing.T) {
@@ -80,6 +81,7 @@ func TestDisasmPLTNames(t *testing.T) {
 		{"386 libc", installed("/lib32/libc.so.6", "libc6-i386"), binutils, libcFns, 80},
 		{"armhf libc", installed("/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), armhf,
 			regexp.MustCompile("^(fnmatch|gai_strerror|glob|svc_run|re_exec|fgetsgent_r|setlocale|vfwscanf|textdomain|sched_setaffinity|getaddrinfo|ngettext|fpathconf|strdup|qsort)$"), 80},
+		{"arm64 libc", installed("/usr/aarch64-linux-gnu/lib/libc.so.6", "libc6-arm64-cross"), [2]string{"aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu"}, libcFns, 300},
 		{"riscv64 libc", installed("/usr/riscv64-linux-gnu/lib/libc.so.6", "libc6-riscv64-cross"), [2]string{"riscv64-linux-gnu-objdump", "binutils-riscv64-linux-gnu"}, libcFns, 300},
 		{"s390x libc", installed("/usr/s390x-linux-gnu/lib/libc.so.6", "libc6-s390x-cross"), [2]string{"s390x-linux-gnu-objdump", "binutils-s390x-linux-gnu"}, libcFns, 300},
 		{"armhf libstdc++", installed("/usr/arm-linux-gnueabihf/lib/libstdc++.so.6", "libstdc++6-armhf-cross"), armhf,

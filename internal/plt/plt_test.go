@@ -26,7 +26,7 @@ var objdumpLabel = regexp.MustCompile(`^([0-9a-f]+) <(.+@plt)>:$`)
 // not, Debian's x86-64 libc and libstdc++ (ifunc stubs named
 // "*ABS*+0x...@plt"), its 386 libc ("*ABS*@plt": no addend) and its armhf
 // libc and libstdc++ (stubs with and without a Thumb entry), its armel
-// libc (ARM code), and its riscv64 and s390x libc.
+// libc (ARM code), and its arm64, riscv64 and s390x libc.
 func TestEntriesMatchObjdump(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -56,6 +56,7 @@ func TestEntriesMatchObjdump(t *testing.T) {
 		{"386 libc", installed("/lib32/libc.so.6", "libc6-i386"), [2]string{"objdump", "binutils"}, 20},
 		{"armhf libc", installed("/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"}, 15},
 		{"armhf libstdc++", installed("/usr/arm-linux-gnueabihf/lib/libstdc++.so.6", "libstdc++6-armhf-cross"), [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"}, 1000},
+		{"arm64 libc", installed("/usr/aarch64-linux-gnu/lib/libc.so.6", "libc6-arm64-cross"), [2]string{"aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu"}, 15},
 		{"riscv64 libc", installed("/usr/riscv64-linux-gnu/lib/libc.so.6", "libc6-riscv64-cross"), [2]string{"riscv64-linux-gnu-objdump", "binutils-riscv64-linux-gnu"}, 15},
 		{"s390x libc", installed("/usr/s390x-linux-gnu/lib/libc.so.6", "libc6-s390x-cross"), [2]string{"s390x-linux-gnu-objdump", "binutils-s390x-linux-gnu"}, 25},
 		{"armel libc", installed("/usr/arm-linux-gnueabi/lib/libc.so.6", "libc6-armel-cross"), [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"}, 15},
