@@ -131,7 +131,7 @@ func TestObjdumpAgreement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if testing.Short() && tt.textBytes != 0 {
-				t.Skip("node's range is slow; -short")
+				t.Skip("the ranges of big binaries are slow; -short")
 			}
 			file := tt.file(t)
 			var start, stop uint64
