@@ -70,8 +70,8 @@ func (s *Symbolizer) buildSymbols(f *elfrel.File, each func(names bool, fn func(
 		}
 		c := cand{addr: f.CodeAddr(sym), size: sym.Size, name: sym.Name, index: int32(i), file: -1}
 		code, isDesc := opd[c.addr]
-		if isDesc && sym.Type() == elf.STT_FUNC {
-			c.addr = code // ELFv1: the symbol is the function's descriptor
+		if isDesc && (sym.Type() == elf.STT_FUNC || sym.Type() == elf.STT_GNU_IFUNC) {
+			c.addr = code // ELFv1: the symbol is the function's (or resolver's) descriptor
 		}
 		c.end = c.addr + c.size
 		if c.size == 0 {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	gdriver "github.com/google/pprof/driver"
-	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -85,6 +84,19 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		{"rustc -O DWARF 4", rustBinary(t, dir, "rust-dwarf4", "-C", "dwarf-version=4"), 0},
 		{"rustc -O DWARF 5", rustBinary(t, dir, "rust-dwarf5", "-C", "dwarf-version=5"), 0},
 		{"rustc -O DWARF 5 v0 mangling", rustBinary(t, dir, "rust-v0", "-C", "dwarf-version=5", "-C", "symbol-mangling-version=v0"), 0},
+		// Debian's stripped C libraries of other machines: names from
+		// their dynamic symbols alone (Thumb bits on armhf, ELFv1's
+		// function descriptors on big-endian ppc64, ifuncs' included).
+		{"arm64 libc", requireFile(t, "/usr/aarch64-linux-gnu/lib/libc.so.6", "libc6-arm64-cross"), 0},
+		{"riscv64 libc", requireFile(t, "/usr/riscv64-linux-gnu/lib/libc.so.6", "libc6-riscv64-cross"), 0},
+		{"ppc64el libc", requireFile(t, "/usr/powerpc64le-linux-gnu/lib/libc.so.6", "libc6-ppc64el-cross"), 0},
+		{"ppc64 libc (ELFv1)", requireFile(t, "/usr/powerpc64-linux-gnu/lib/libc.so.6", "libc6-ppc64-cross"), 0},
+		{"s390x libc", requireFile(t, "/usr/s390x-linux-gnu/lib/libc.so.6", "libc6-s390x-cross"), 0},
+		{"mips64el libc", requireFile(t, "/usr/mips64el-linux-gnuabi64/lib/libc.so.6", "libc6-mips64el-cross"), 0},
+		{"386 libc", requireFile(t, "/lib32/libc.so.6", "libc6-i386"), 0},
+		{"armhf libc", requireFile(t, "/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), 0},
+		{"mips libc", requireFile(t, "/usr/mips-linux-gnu/lib/libc.so.6", "libc6-mips-cross"), 0},
+		{"powerpc libc", requireFile(t, "/usr/powerpc-linux-gnu/lib/libc.so.6", "libc6-powerpc-cross"), 0},
 	}
 	if _, err := os.Stat("/usr/lib/debug/.build-id"); err != nil {
 		testenv.Missing(t, "libc's detached debug files", "apt-get install libc6-dbg")
@@ -188,16 +200,16 @@ func rustBinary(t *testing.T, dir, name string, args ...string) string {
 // 4 KiB of code, where functions are small and boundaries many.
 func sampleCode(t *testing.T, path string, n int) []uint64 {
 	t.Helper()
-	f, err := elfrel.Open(path)
+	f, err := elf.Open(path) // debug/elf: 32-bit executables too
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	var size uint64
-	var secs []elfrel.Section
+	var secs []elf.SectionHeader
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 {
-			secs = append(secs, s)
+			secs = append(secs, s.SectionHeader)
 			size += s.Size
 		}
 	}

@@ -101,7 +101,7 @@ func readSymbols(f *elfrel.File, each func(bool, func(int, *elfrel.Symbol) error
 			return nil
 		}
 		addr, sec := f.CodeAddr(s), s.Section
-		if code, ok := opd[addr]; ok && s.Type() == elf.STT_FUNC {
+		if code, ok := opd[addr]; ok && (s.Type() == elf.STT_FUNC || s.Type() == elf.STT_GNU_IFUNC) {
 			addr, sec = code, codeSecs.at(code)
 		}
 		all = append(all, entry{addr: addr, size: s.Size, name: strings.Clone(s.Name), sec: sec})
