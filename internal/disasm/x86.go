@@ -159,10 +159,12 @@ func formatX86(b *textBuf, inst x86asm.Inst, src []byte, pc uint64, intel bool, 
 	}
 	mnem, ops := splitOperands(text)
 	mnem = fixMnemonic(mnem, &inst, intel)
-	if _, _, evex := evexPayload(src[:inst.Len], inst.Mode); evex && inst.Op == x86asm.VMPSADBW {
-		// EVEX.0F3A 42 is AVX512BW's vdbpsadbw; x86asm names it after
-		// VEX's vmpsadbw.
-		mnem = strings.Replace(mnem, "vmpsadbw", "vdbpsadbw", 1)
+	if inst.Op == x86asm.VMPSADBW {
+		if _, _, evex := evexPayload(src[:inst.Len], inst.Mode); evex {
+			// EVEX.0F3A 42 is AVX512BW's vdbpsadbw; x86asm names it
+			// after VEX's vmpsadbw.
+			mnem = strings.Replace(mnem, "vmpsadbw", "vdbpsadbw", 1)
+		}
 	}
 	if ops != "" {
 		ops = fixOperands(ops, &inst, src, intel)
