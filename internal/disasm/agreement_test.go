@@ -153,24 +153,14 @@ func TestObjdumpAgreement(t *testing.T) {
 
 // libc returns Debian's C library.
 func libc(t *testing.T) string {
-	const p = "/lib/x86_64-linux-gnu/libc.so.6"
-	if _, err := os.Stat(p); err != nil {
-		testenv.Missing(t, p, "apt-get install libc6")
-	}
-	return p
+	return testenv.File(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6")
 }
 
 // crossLib returns a library of another Debian port, which package pkg
 // installs under /usr/TRIPLE/lib: GCC builds Debian's armhf libraries
 // as Thumb-2 code.
 func crossLib(triple, name, pkg string) func(t *testing.T) string {
-	return func(t *testing.T) string {
-		p := "/usr/" + triple + "/lib/" + name
-		if _, err := os.Stat(p); err != nil {
-			testenv.Missing(t, p, "apt-get install "+pkg)
-		}
-		return p
-	}
+	return func(t *testing.T) string { return testenv.File(t, "/usr/"+triple+"/lib/"+name, pkg) }
 }
 
 // jitObject returns the i'th of the checked-in MCJIT objects (ET_REL,

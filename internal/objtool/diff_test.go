@@ -61,8 +61,8 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		name, path string
 		oracle     int // the llvm-symbolizer version compared with, if not oracleLLVM
 	}{
-		{"libc (detached debug file by build ID)", requireFile(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6"), 0},
-		{"libstdc++ -g build", requireFile(t, "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30", "libstdc++6-12-dbg"), 0},
+		{"libc (detached debug file by build ID)", testenv.File(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6"), 0},
+		{"libstdc++ -g build", testenv.File(t, "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30", "libstdc++6-12-dbg"), 0},
 		{"g++ -O2 PIE", gccPIE, 0},
 		{"g++ -O2 non-PIE", build("gcc-nopie", gxx, "-no-pie"), 0},
 		{"g++ -O2 -gz (compressed debug sections)", build("gcc-gz", gxx, "-gz"), 0},
@@ -87,16 +87,16 @@ func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
 		// Debian's stripped C libraries of other machines: names from
 		// their dynamic symbols alone (Thumb bits on armhf, ELFv1's
 		// function descriptors on big-endian ppc64, ifuncs' included).
-		{"arm64 libc", requireFile(t, "/usr/aarch64-linux-gnu/lib/libc.so.6", "libc6-arm64-cross"), 0},
-		{"riscv64 libc", requireFile(t, "/usr/riscv64-linux-gnu/lib/libc.so.6", "libc6-riscv64-cross"), 0},
-		{"ppc64el libc", requireFile(t, "/usr/powerpc64le-linux-gnu/lib/libc.so.6", "libc6-ppc64el-cross"), 0},
-		{"ppc64 libc (ELFv1)", requireFile(t, "/usr/powerpc64-linux-gnu/lib/libc.so.6", "libc6-ppc64-cross"), 0},
-		{"s390x libc", requireFile(t, "/usr/s390x-linux-gnu/lib/libc.so.6", "libc6-s390x-cross"), 0},
-		{"mips64el libc", requireFile(t, "/usr/mips64el-linux-gnuabi64/lib/libc.so.6", "libc6-mips64el-cross"), 0},
-		{"386 libc", requireFile(t, "/lib32/libc.so.6", "libc6-i386"), 0},
-		{"armhf libc", requireFile(t, "/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), 0},
-		{"mips libc", requireFile(t, "/usr/mips-linux-gnu/lib/libc.so.6", "libc6-mips-cross"), 0},
-		{"powerpc libc", requireFile(t, "/usr/powerpc-linux-gnu/lib/libc.so.6", "libc6-powerpc-cross"), 0},
+		{"arm64 libc", testenv.File(t, "/usr/aarch64-linux-gnu/lib/libc.so.6", "libc6-arm64-cross"), 0},
+		{"riscv64 libc", testenv.File(t, "/usr/riscv64-linux-gnu/lib/libc.so.6", "libc6-riscv64-cross"), 0},
+		{"ppc64el libc", testenv.File(t, "/usr/powerpc64le-linux-gnu/lib/libc.so.6", "libc6-ppc64el-cross"), 0},
+		{"ppc64 libc (ELFv1)", testenv.File(t, "/usr/powerpc64-linux-gnu/lib/libc.so.6", "libc6-ppc64-cross"), 0},
+		{"s390x libc", testenv.File(t, "/usr/s390x-linux-gnu/lib/libc.so.6", "libc6-s390x-cross"), 0},
+		{"mips64el libc", testenv.File(t, "/usr/mips64el-linux-gnuabi64/lib/libc.so.6", "libc6-mips64el-cross"), 0},
+		{"386 libc", testenv.File(t, "/lib32/libc.so.6", "libc6-i386"), 0},
+		{"armhf libc", testenv.File(t, "/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross"), 0},
+		{"mips libc", testenv.File(t, "/usr/mips-linux-gnu/lib/libc.so.6", "libc6-mips-cross"), 0},
+		{"powerpc libc", testenv.File(t, "/usr/powerpc-linux-gnu/lib/libc.so.6", "libc6-powerpc-cross"), 0},
 	}
 	if _, err := os.Stat("/usr/lib/debug/.build-id"); err != nil {
 		testenv.Missing(t, "libc's detached debug files", "apt-get install libc6-dbg")
@@ -164,15 +164,6 @@ func sameFrames(got []gdriver.Frame, want []testenv.Frame) bool {
 		}
 	}
 	return true
-}
-
-// requireFile returns path, skipping (failing in CI) if it is missing.
-func requireFile(t *testing.T, path, pkg string) string {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		testenv.Missing(t, path, "apt-get install "+pkg)
-	}
-	return path
 }
 
 // goBinary builds testdata/hello.go.txt.

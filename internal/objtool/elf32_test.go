@@ -2,7 +2,6 @@ package objtool
 
 import (
 	"debug/elf"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -56,20 +55,12 @@ func TestELF32OtherMachinesDisasm(t *testing.T) {
 			fns: regexp.MustCompile("."), lines: true, min: 250},
 		{name: "armhf libc", objdump: [2]string{"arm-linux-gnueabihf-objdump", "binutils-arm-linux-gnueabihf"},
 			file: func(t *testing.T) string {
-				const p = "/usr/arm-linux-gnueabihf/lib/libc.so.6"
-				if _, err := os.Stat(p); err != nil {
-					testenv.Missing(t, p, "apt-get install libc6-armhf-cross")
-				}
-				return p
+				return testenv.File(t, "/usr/arm-linux-gnueabihf/lib/libc.so.6", "libc6-armhf-cross")
 			},
 			fns: regexp.MustCompile("^(malloc|free|strlen|memchr|qsort|__libc_start_main|printf|fopen)$"), min: 500},
 		{name: "mips libc", objdump: [2]string{"mips-linux-gnu-objdump", "binutils-mips-linux-gnu"},
 			file: func(t *testing.T) string {
-				const p = "/usr/mips-linux-gnu/lib/libc.so.6"
-				if _, err := os.Stat(p); err != nil {
-					testenv.Missing(t, p, "apt-get install libc6-mips-cross")
-				}
-				return p
+				return testenv.File(t, "/usr/mips-linux-gnu/lib/libc.so.6", "libc6-mips-cross")
 			},
 			fns: regexp.MustCompile("^(malloc|free|strlen|memchr|qsort|__libc_start_main|printf|fopen)$"), min: 500},
 		{name: "rv32 executable", objdump: [2]string{"riscv64-linux-gnu-objdump", "binutils-riscv64-linux-gnu"},
