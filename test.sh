@@ -69,6 +69,11 @@ packages=(
   graphviz poppler-utils
   chromium
 )
+# qemu-aarch64 and gdb-multiarch stop a Go program for arm64 to unwind
+# its real stacks (internal/cfi); installed without qemu-user's
+# recommended qemu-user-binfmt, so that the machine's binfmt_misc
+# handlers stay as they were (the test runs qemu-aarch64 itself).
+bare_packages=(qemu-user gdb-multiarch)
 # LLVM versions the dump listener is built and run against (Debian 12 has
 # 14, 15, 16 and 19); JITPPROF_LLVM_VERSIONS="14 15 16 19" selects more.
 llvm_versions=${JITPPROF_LLVM_VERSIONS:-14 19}
@@ -88,15 +93,24 @@ done
 # npm may come with another nodejs build (NodeSource's includes it); only
 # without one are Debian's packages needed.
 command -v npm >/dev/null || missing+=(nodejs npm)
-if ((${#missing[@]})); then
+missing_bare=()
+for p in "${bare_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing_bare+=("$p")
+done
+if ((${#missing[@]} + ${#missing_bare[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-    echo "installing: ${missing[*]}"
+    echo "installing: ${missing[*]} ${missing_bare[*]}"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    if ((${#missing[@]})); then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if ((${#missing_bare[@]})); then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_bare[@]}" >/dev/null
+    fi
   elif [[ ${CI:-} == true ]]; then
-    fail "missing Debian packages (run as root to install): ${missing[*]}"
+    fail "missing Debian packages (run as root to install): ${missing[*]} ${missing_bare[*]}"
   else
-    echo "warning: missing Debian packages: ${missing[*]}; tests needing them will be skipped" >&2
+    echo "warning: missing Debian packages: ${missing[*]} ${missing_bare[*]}; tests needing them will be skipped" >&2
   fi
 else
   echo "all present"

@@ -86,10 +86,9 @@ func OpenELF(f *elfrel.File) (*File, error) {
 	t, err := New(f.Name, arch, f.ByteOrder, 8, sections...)
 	out.Table = t
 	// Go code: the runtime's own SP-delta table, for a binary whose
-	// .debug_frame went with its DWARF (-ldflags=-w, strip). On amd64
-	// only: arm64's leaf functions keep their return address in the link
-	// register, which the table does not say.
-	if arch == X86_64 && f.Section(".gopclntab") >= 0 {
+	// .debug_frame went with its DWARF (-ldflags=-w, strip), on amd64
+	// and arm64 (see Table.goStep).
+	if (arch == X86_64 || arch == ARM64) && f.Section(".gopclntab") >= 0 {
 		if gt, gerr := gopclntab.OpenELF(f); gerr == nil {
 			t.goSP = func(addr uint64) (int64, int, bool) {
 				d, steps, ok := gt.SPDelta(addr)

@@ -189,11 +189,20 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 // frame pointer, as are frames of code a table has no entry for.
 type Finder func(pc uint64) (t *Table, bias uint64, ok bool)
 
-// goStep unwinds a frame of Go code on amd64 by the runtime's SP-delta
-// table: the return address is delta above the stack pointer, the
-// caller's stack pointer just above it, and the caller's frame pointer,
-// once the function has saved it (delta 8 or more), just below it.
-func (t *Table) goStep(addr uint64, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, err error) {
+// goStep unwinds a frame of Go code by the runtime's SP-delta table, as
+// the Go runtime's own traceback does. On amd64 the return address is
+// delta above the stack pointer, the caller's stack pointer just above
+// it, and the caller's frame pointer, once the function has saved it
+// (delta 8 or more), just below it. On arm64 (a link register machine)
+// the caller's stack pointer is delta above the stack pointer; a
+// function that has allocated its frame (delta > 0) saved the return
+// address at the stack pointer, and one that has not (its entry, a leaf
+// without a frame) still has it in the link register x30, which only the
+// innermost frame, or one a signal interrupted (exact), can say; the
+// caller's frame pointer is saved just below the stack pointer, and read
+// once x29 points at it. (cmd/internal/obj/arm64's prologue: MOVD.W
+// R30, -framesize(RSP); MOVD R29, -8(RSP); SUB $8, RSP, R29.)
+func (t *Table) goStep(addr uint64, exact bool, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, err error) {
 	if work != nil && *work <= 0 {
 		return caller, 0, ErrWork
 	}
@@ -205,11 +214,27 @@ func (t *Table) goStep(addr uint64, regs *Regs, mem Memory, work *int64) (caller
 	if !ok || !ok2 {
 		return caller, 0, ErrNoEntry
 	}
+	caller = *regs
+	if t.arch == ARM64 {
+		if delta == 0 {
+			if ret, ok = regs.Get(arm64LR); !ok || !exact {
+				return caller, 0, ErrNoEntry
+			}
+		} else if ret, ok = mem(sp); !ok {
+			return caller, 0, ErrMemory
+		}
+		if fp, ok := regs.Get(t.arch.FP); ok && delta > 0 && fp == sp-8 {
+			if saved, ok := mem(sp - 8); ok {
+				caller.Set(t.arch.FP, saved)
+			}
+		}
+		caller.Set(t.arch.SP, sp+uint64(delta))
+		return caller, ret, nil
+	}
 	cfa := sp + uint64(delta) + 8
 	if ret, ok = mem(cfa - 8); !ok {
 		return caller, 0, ErrMemory
 	}
-	caller = *regs
 	if delta >= 8 {
 		if fp, ok := mem(cfa - 16); ok {
 			caller.Set(t.arch.FP, fp)
@@ -221,6 +246,9 @@ func (t *Table) goStep(addr uint64, regs *Regs, mem Memory, work *int64) (caller
 	}
 	return caller, ret, nil
 }
+
+// arm64LR is the DWARF number of AArch64's link register, x30.
+const arm64LR = 30
 
 // fpStep unwinds a frame by its frame pointer: the frame record it points
 // at holds the caller's frame pointer and the return address (x86-64's
@@ -277,7 +305,7 @@ func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int, 
 			caller, ret, signal, end, err = t.step(addr, &regs, mem, work)
 		}
 		if errors.Is(err, ErrNoEntry) && t != nil && t.goSP != nil {
-			caller, ret, err = t.goStep(addr, &regs, mem, work)
+			caller, ret, err = t.goStep(addr, exact, &regs, mem, work)
 		}
 		if errors.Is(err, ErrNoEntry) {
 			caller, ret, err = fpStep(arch, &regs, mem)

@@ -341,7 +341,7 @@ func TestGoStep(t *testing.T) {
 	if err != nil || !slices.Equal(rets, []uint64{0x401800}) || work != 100-12 {
 		t.Errorf("Unwind: %#x, %v, work left %d; want [0x401800], 88", rets, err, work)
 	}
-	caller, ret, err := tab.goStep(0x401010, &regs, mem, nil)
+	caller, ret, err := tab.goStep(0x401010, true, &regs, mem, nil)
 	if sp, _ := caller.Get(7); err != nil || ret != 0x401800 || sp != 0x7018 {
 		t.Errorf("goStep: return %#x, sp %#x, %v", ret, sp, err)
 	}
