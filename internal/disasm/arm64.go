@@ -14,7 +14,7 @@ import (
 func decodeARM64(code []byte, addr uint64, sym Symbolizer) []Inst {
 	return decodeWords(code, addr, func(b *textBuf, src []byte, pc uint64) string {
 		word := binary.LittleEndian.Uint32(src)
-		if extARM64(b, word) {
+		if extARM64(b, word) || sveARM64(b, word) {
 			return b.String()
 		}
 		inst, ok := decodeOneARM64(src)

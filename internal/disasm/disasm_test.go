@@ -135,6 +135,15 @@ var decodeTests = []decodeTest{
 		code: le32(0xce6780c3, 0xce608423, 0xcec081ac, 0xce658a6c, 0xce362354, 0xce9efc39, 0xce0f5159, 0xce7b8f3e),
 		want: []string{"sha512h\tq3, q6, v7.2d", "sha512h2\tq3, q1, v0.2d", "sha512su0\tv12.2d, v13.2d", "sha512su1\tv12.2d, v19.2d, v5.2d",
 			"bcax\tv20.16b, v26.16b, v22.16b, v8.16b", "xar\tv25.2d, v1.2d, v30.2d, #63", "eor3\tv25.16b, v10.16b, v15.16b, v20.16b", "rax1\tv30.2d, v25.2d, v27.2d"}},
+	// clang-19 -mcpu=neoverse-v1's saxpy loop and glibc's A64FX memcpy.
+	{name: "arm64 SVE", m: elf.EM_AARCH64,
+		code: le32(0x0460e3e9, 0x05242001, 0x2598e3e0, 0xa540a1c2, 0xa541a1c4, 0x65a38022, 0x0420bca3, 0x65a40023,
+			0xe541e1a3, 0x25a10c00, 0x058004e0, 0x05c00000, 0x2578ffe0, 0x25b9ce00, 0x8521c020, 0xc5e3c440, 0xe4e3c440),
+		want: []string{"cnth	x9", "mov	z1.s, s0", "ptrue	p0.s", "ld1w	{z2.s}, p0/z, [x14]", "ld1w	{z4.s}, p0/z, [x14, #1, mul vl]",
+			"fmad	z2.s, p0/m, z1.s, z3.s", "movprfx	z3, z5", "fmla	z3.s, p0/m, z1.s, z4.s", "st1w	{z3.s}, p0, [x13, #1, mul vl]",
+			"whilelo	p0.s, w0, w1", "and	z0.h, z0.h, #0xff", "dupm	z0.s, #0x1", "mov	z0.h, #-256",
+			"fmov	z0.s, #1.000000000000000000e+00", "ld1w	{z0.s}, p0/z, [z1.s, #4]", "ld1d	{z0.d}, p1/z, [x2, z3.d, lsl #3]",
+			"st1h	{z0.s}, p1, [x2, z3.s, sxtw #1]"}},
 	{name: "arm64 system registers and fcmp", m: elf.EM_AARCH64,
 		code: le32(0xd53b4200, 0xd53be040, 0x1e202008),
 		want: []string{"mrs\tx0, nzcv", "mrs\tx0, cntvct_el0", "fcmp\ts0, #0.0"}},
@@ -358,6 +367,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x62, 0xf1, 0x7d, 0x48, 0x6f, 0x05, 0, 0, 0, 0}, uint64(0xfffffffffffffff0), uint8(0))
 	f.Add([]byte{0xc5, 0x7d, 0x6f, 0x15, 0x29, 0xd4, 0x04, 0x00}, uint64(0x15448f), uint8(1))
 	f.Add([]byte{0x04, 0x00, 0x00, 0x94, 0x00, 0x00, 0x00, 0x90, 0x01}, uint64(0x401000), uint8(2))
+	f.Add(le32(0xa540a1c2, 0x65a38022, 0x0420bca3, 0xe541e1a3, 0xc5e3c440, 0x25034440), uint64(0x1000), uint8(2)) // SVE
 	f.Add([]byte{0xf3, 0x0f, 0x1e}, uint64(7), uint8(3))
 	f.Add([]byte{0x13, 0x05, 0x05, 0x00, 0x01, 0x45, 0xb7, 0x06, 0x00, 0x80}, uint64(0x1000), uint8(8))
 	f.Add([]byte{0x78, 0x1b, 0x65, 0x7c, 0x01, 0x00, 0x00, 0x48, 0x00, 0x00, 0x00, 0x06}, uint64(0x1000), uint8(9))
