@@ -1277,8 +1277,8 @@ func vecOffset(rn, zm, size, xs uint32, scaled bool, msz uint32) string {
 	return s + "]"
 }
 
-// vecImm is the address [zn.T, #off] of a vector plus immediate ([zn.T]
-// for 0).
+// vecImm is the address of a vector plus immediate, "[z1.s, #8]",
+// without the offset when it is 0.
 func vecImm(zn, size uint32, off int64) string {
 	if off == 0 {
 		return "[" + zreg(zn, size) + "]"
