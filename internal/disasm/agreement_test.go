@@ -63,7 +63,7 @@ func TestObjdumpAgreement(t *testing.T) {
 		}, tool: func(*testing.T) string { return objdump }, textBytes: 4 << 20, min: 0.994, minNoSym: 0.9999},
 		{name: "gcc-O2-cxx/att", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, min: 0.98, minNoSym: 1},
 		{name: "gcc-O2-cxx/intel", file: func(t *testing.T) string { return buildGXX(t, tmp) }, tool: func(*testing.T) string { return objdump }, intel: true, min: 0.98, minNoSym: 1},
-		{name: "go-arm64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "arm64") }, tool: crossObjdump("aarch64-linux-gnu"), min: 0.9995, minNoSym: 0.9995},
+		{name: "go-arm64", file: func(t *testing.T) string { return buildGoArch(t, tmp, "arm64") }, tool: crossObjdump("aarch64-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "jit-object-0/att", file: jitObject(0), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},
 		{name: "jit-object-0/intel", file: jitObject(0), tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "jit-object-1/att", file: jitObject(1), tool: func(*testing.T) string { return objdump }, min: 1, minNoSym: 1},

@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -63,7 +64,7 @@ func extARM64(b *textBuf, word uint32) bool {
 		b.WriteString(", ")
 		b.WriteString(reg(rt))
 	default:
-		return hintARM64(b, word) || mteARM64(b, word) || cryptoARM64(b, word)
+		return hintARM64(b, word) || pstateARM64(b, word) || mteARM64(b, word) || cryptoARM64(b, word)
 	}
 	b.WriteString(", [")
 	b.WriteString(spreg(rn))
@@ -114,6 +115,44 @@ var arm64Hints = map[uint32]string{
 	16: "esb", 17: "psb\tcsync", 18: "tsb\tcsync", 20: "csdb", 22: "clearbhb",
 	24: "paciaz", 25: "paciasp", 26: "pacibz", 27: "pacibsp", 28: "autiaz", 29: "autiasp", 30: "autibz", 31: "autibsp",
 	32: "bti", 34: "bti\tc", 36: "bti\tj", 38: "bti\tjc",
+}
+
+// pstateFields are the PSTATE fields MSR (immediate) writes, by op1<<3 |
+// op2, with whether the immediate is one bit (objdump shows the others'
+// words as the system register move they alias).
+var pstateFields = map[uint32]struct {
+	name string
+	bit  bool
+}{
+	3: {"uao", true}, 4: {"pan", true}, 5: {"spsel", true}, 1 << 3: {"allint", true},
+	3<<3 | 1: {"ssbs", true}, 3<<3 | 2: {"dit", true}, 3<<3 | 4: {"tco", true}, 3<<3 | 6: {"daifset", false}, 3<<3 | 7: {"daifclr", false},
+}
+
+// pstateARM64 writes objdump's text for an MSR (immediate) of a PSTATE
+// field ("msr dit, #0x1", which Go's crypto code uses; arm64asm knows
+// spsel and the DAIF fields only), the flag manipulation instructions
+// in its encoding space (cfinv, xaflag, axflag) and SME's smstart and
+// smstop, and reports whether word is one of that space.
+func pstateARM64(b *textBuf, word uint32) bool {
+	if word&0xfff8f01f != 0xd500401f {
+		return false
+	}
+	op1, crm, op2 := word>>16&7, word>>8&15, word>>5&7
+	switch f, ok := pstateFields[op1<<3|op2]; {
+	case op1 == 0 && crm == 0 && op2 <= 2:
+		b.WriteString([]string{"cfinv", "xaflag", "axflag"}[op2])
+	case ok && (!f.bit || crm <= 1):
+		b.WriteString("msr\t" + f.name + ", #0x" + strconv.FormatUint(uint64(crm), 16))
+	case op1 == 3 && op2 == 3 && crm >= 2 && crm <= 7:
+		name := []string{"smstop", "smstart"}[crm&1]
+		if op := []string{"", "sm", "za", ""}[crm>>1]; op != "" {
+			name += "\t" + op
+		}
+		b.WriteString(name)
+	default:
+		b.WriteString(fmt.Sprintf("msr\ts0_%d_c4_c%d_%d, xzr", op1, crm, op2))
+	}
+	return true
 }
 
 // hintARM64 writes objdump's name of a hint instruction that arm64asm

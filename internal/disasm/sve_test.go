@@ -91,3 +91,47 @@ func TestSVERandomAgainstObjdump(t *testing.T) {
 	t.Logf("left undefined where objdump decodes: %v", left)
 	t.Logf("random words of the SVE space: objdump decodes %d, Decode %d of them (%.1f%%)", spaceKnown, spaceDecoded, 100*float64(spaceDecoded)/float64(max(spaceKnown, 1)))
 }
+
+// TestPSTATEAgainstObjdump: every word of the MSR (immediate) encoding
+// space (op1, CRm, op2), read by aarch64 objdump and by Decode: the
+// PSTATE fields ("msr dit, #0x1"), cfinv, xaflag, axflag, smstart,
+// smstop and the system register moves objdump shows the rest as.
+func TestPSTATEAgainstObjdump(t *testing.T) {
+	t.Parallel()
+	objdump := crossObjdump("aarch64-linux-gnu")(t)
+	var words []uint32
+	for op1 := range uint32(8) {
+		for crm := range uint32(16) {
+			for op2 := range uint32(8) {
+				words = append(words, 0xd500401f|op1<<16|crm<<8|op2<<5)
+			}
+		}
+	}
+	code := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(code[4*i:], w)
+	}
+	bin := filepath.Join(t.TempDir(), "msr.bin")
+	if err := os.WriteFile(bin, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for _, w := range runObjdump(t, objdump, bin, 0, 0, "-b", "binary", "-m", "aarch64", "-D") {
+		want[w.addr] = normalize(w.text)
+	}
+	insts, err := Decode(elf.EM_AARCH64, binary.LittleEndian, code, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, in := range insts {
+		if got, w := normalize(in.Text), want[in.Addr]; got != w {
+			if bad++; bad <= 20 {
+				t.Errorf("%#08x: got %q, objdump %q", words[in.Addr/4], got, w)
+			}
+		}
+	}
+	if bad > 0 || len(insts) != len(words) {
+		t.Errorf("%d of %d words differ from objdump (%d decoded)", bad, len(words), len(insts))
+	}
+}
