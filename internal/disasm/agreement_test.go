@@ -72,9 +72,11 @@ func TestObjdumpAgreement(t *testing.T) {
 		{name: "i386-obj/intel", file: func(t *testing.T) string { return buildKernels(t, tmp, "-m32") }, tool: func(*testing.T) string { return objdump }, intel: true, min: 1, minNoSym: 1},
 		{name: "aarch64-obj", file: func(t *testing.T) string { return buildKernels(t, tmp, "--target=aarch64-linux-gnu") }, tool: crossObjdump("aarch64-linux-gnu"), min: 0.99, minNoSym: 0.99},
 		// SVE: loops clang vectorizes for SVE machines, as LLVM's JITs
-		// do on such a host (sve.go decodes SVE; arm64asm does not).
+		// do on such a host (sve.go and sve2.go decode SVE and SVE2;
+		// arm64asm does not).
 		{name: "aarch64-sve-obj", file: func(t *testing.T) string { return buildSVE(t, tmp, "14", "-march=armv8.2-a+sve") }, tool: crossObjdump("aarch64-linux-gnu"), min: 1, minNoSym: 1},
 		{name: "aarch64-neoverse-v1-obj", file: func(t *testing.T) string { return buildSVE(t, tmp, "19", "-mcpu=neoverse-v1") }, tool: crossObjdump("aarch64-linux-gnu"), min: 1, minNoSym: 1},
+		{name: "aarch64-neoverse-n2-obj", file: func(t *testing.T) string { return buildSVE(t, tmp, "19", "-mcpu=neoverse-n2") }, tool: crossObjdump("aarch64-linux-gnu"), min: 1, minNoSym: 1},
 		// The other machines LLVM JITs for: a clang-14 -O2 object and a
 		// Go program each (Go's riscv64 code leaves out the compressed
 		// instructions clang's uses). ppc64 is big-endian.

@@ -30,12 +30,14 @@ func sveARM64(b *textBuf, word uint32) bool {
 	if word&0x1e000000 != 0x04000000 {
 		return false // not SVE's part of the encoding space (op0 = 0010)
 	}
-	for i := range sveForms {
-		f := &sveForms[i]
-		if word&f.mask == f.value {
-			if s := f.text(word); s != "" {
-				b.WriteString(s)
-				return true
+	for _, forms := range [...][]sveForm{sveForms, sve2Forms} {
+		for i := range forms {
+			f := &forms[i]
+			if word&f.mask == f.value {
+				if s := f.text(word); s != "" {
+					b.WriteString(s)
+					return true
+				}
 			}
 		}
 	}
@@ -339,7 +341,9 @@ var sveForms = []sveForm{
 	{0xff30e000, 0x04008000, func(w uint32) string {
 		tsz := fld(w, 23, 22)<<2 | fld(w, 9, 8)
 		opc := fld(w, 19, 16)
-		name := names([]string{"asr", "lsr", "", "lsl", "asrd"}, opc)
+		// sqshl, uqshl, srshr, urshr, sqshlu: SVE2.
+		name := names([]string{"asr", "lsr", "", "lsl", "asrd", "", "sqshl", "uqshl",
+			"", "", "", "", "srshr", "urshr", "", "sqshlu"}, opc)
 		if tsz == 0 || name == "" {
 			return ""
 		}
@@ -350,7 +354,7 @@ var sveForms = []sveForm{
 		esize := int64(8) << size
 		v := int64(tsz<<3 | fld(w, 7, 5))
 		sh := 2*esize - v
-		if opc == 3 {
+		if strings.HasPrefix(name, "lsl") || strings.HasPrefix(name[1:], "qshl") {
 			sh = v - esize
 		}
 		zdn := zreg(fld(w, 4, 0), size)

@@ -25,7 +25,7 @@ func TestSVERandomAgainstObjdump(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const perForm = 1500
 	var words []uint32
-	for _, f := range sveForms {
+	for _, f := range append(sveForms[:len(sveForms):len(sveForms)], sve2Forms...) {
 		for range perForm {
 			words = append(words, f.value|rng.Uint32()&^f.mask)
 		}

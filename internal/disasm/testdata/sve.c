@@ -1,8 +1,10 @@
 // Freestanding loops that compilers vectorize for SVE (no headers, so it
 // cross-compiles without a sysroot): TestObjdumpAgreement compiles it
-// with clang-14 --target=aarch64-linux-gnu -march=armv8.2-a+sve -O3 and
-// clang-19 -mcpu=neoverse-v1 -O3 (predicated loads and stores,
-// reductions, gathers, conversions, compares, selects).
+// with clang-14 --target=aarch64-linux-gnu -march=armv8.2-a+sve -O3,
+// clang-19 -mcpu=neoverse-v1 -O3 and, for SVE2, clang-19
+// -mcpu=neoverse-n2 -O3 (predicated loads and stores, reductions,
+// gathers, conversions, compares, selects; widening, narrowing and
+// halving integer arithmetic).
 
 typedef unsigned long size_t;
 
@@ -34,3 +36,12 @@ double dot(const double *a, const double *b, int n) { double s = 0; for (int i =
 unsigned char umaxb(const unsigned char *x, int n) { unsigned char m = 0; for (int i = 0; i < n; i++) m = x[i] > m ? x[i] : m; return m; }
 void halfs(unsigned short *restrict d, const unsigned short *restrict s, int n) { for (int i = 0; i < n; i++) d[i] = s[i] + 1; }
 void cmpsel(float *restrict d, const float *restrict a, const float *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = a[i] < b[i] ? a[i] : b[i] * 2; }
+void wmul(int *restrict d, const short *restrict a, const short *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = a[i] * b[i]; }
+void sat(unsigned char *restrict d, const short *restrict a, int n) { for (int i = 0; i < n; i++) { int v = a[i]; d[i] = v < 0 ? 0 : v > 255 ? 255 : v; } }
+void avg(unsigned char *restrict d, const unsigned char *restrict a, const unsigned char *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = (a[i] + b[i] + 1) >> 1; }
+int dot8(const signed char *a, const signed char *b, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * b[i]; return s; }
+void absdiff(unsigned char *restrict d, const unsigned char *restrict a, const unsigned char *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]; }
+long hist(const int *a, int n, int k) { long c = 0; for (int i = 0; i < n; i++) c += a[i] == k; return c; }
+void mulhi(unsigned *restrict d, const unsigned *restrict a, const unsigned *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = ((unsigned long)a[i] * b[i]) >> 32; }
+void shrn(unsigned short *restrict d, const unsigned *restrict a, int n) { for (int i = 0; i < n; i++) d[i] = a[i] >> 16; }
+void rotate(unsigned *restrict d, const unsigned *restrict a, const unsigned *restrict b, int n) { for (int i = 0; i < n; i++) d[i] = ((a[i] ^ b[i]) >> 7) | ((a[i] ^ b[i]) << 25); }
