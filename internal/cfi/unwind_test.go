@@ -352,12 +352,13 @@ func TestGoStep(t *testing.T) {
 
 // FuzzOpenELF: no ELF file makes OpenELF, or stepping with what it
 // read, panic or hang; seeded with the JIT objects of
-// testdata/mcjit/golden (relocatable: their .eh_frame relocated) and
-// its host binary.
+// testdata/mcjit/golden (relocatable: their .eh_frame relocated), its
+// host binary and an AArch64 object of package jitsym's test data.
 func FuzzOpenELF(f *testing.F) {
 	golden := filepath.Join("..", "..", "testdata", "mcjit", "golden")
 	seeds, _ := filepath.Glob(filepath.Join(golden, "jit", "*.elf"))
-	seeds = append(seeds, filepath.Join(golden, "bin", "libleaf.so"))
+	seeds = append(seeds, filepath.Join(golden, "bin", "libleaf.so"),
+		filepath.Join("..", "jitsym", "testdata", "plain-clang-aarch64-dwarf4.o"))
 	for _, s := range seeds {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(b, uint64(0x4ffffffffac8))
@@ -373,12 +374,14 @@ func FuzzOpenELF(f *testing.F) {
 			return
 		}
 		var regs Regs
-		for i := range 17 {
+		for i := range MaxRegs {
 			regs.Set(i, 0x7000+uint64(i)*8)
 		}
 		mem := func(a uint64) (uint64, bool) { return a ^ 0x55, a&7 == 0 }
 		work := int64(1 << 16)
-		Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return cf.Table, 0, true }, 64, &work)
+		// The file's machine: AArch64 files step by x30 and, Go's, by
+		// goStep's arm64 rules.
+		Unwind(cf.arch, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return cf.Table, 0, true }, 64, &work)
 	})
 }
 
