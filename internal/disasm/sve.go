@@ -14,7 +14,8 @@ import (
 // form is decoded as objdump 2.40 prints it, aliases included ("mov
 // z1.s, s0" for dup z1.s, z0.s[0]); a word of the SVE space that no form
 // below takes stays ".inst ... ; undefined". TestSVERandomAgainstObjdump
-// holds every form to objdump on random words of its encoding.
+// holds every form to objdump on random words of its encoding. SVE2's
+// forms are in sve2.go.
 
 // An sveForm is one encoding of SVE instructions: the words w with
 // w&mask == value, printed by text, which returns "" for a word the form
@@ -44,7 +45,7 @@ func sveARM64(b *textBuf, word uint32) bool {
 	return false
 }
 
-// Fields of SVE encodings.
+// fld is bits hi:lo of the instruction word w.
 func fld(w uint32, hi, lo uint) uint32 { return w >> lo & (1<<(hi-lo+1) - 1) }
 
 // zreg is a vector register with its element size: "z3.s".
