@@ -84,16 +84,7 @@ func TestGoStepMatchesGoDebugFrame(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := append([]string{"GOARCH=" + tc.goarch, "CGO_ENABLED=0"}, tc.env...)
-			bin := testenv.GoBuild(t, dir, tc.gocmd, src, "prog-"+tc.name, env)
-			ef, err := elfrel.Open(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			cf, err := OpenELF(ef)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cf, ef := openELF(t, testenv.GoBuild(t, dir, tc.gocmd, src, "prog-"+tc.name, env))
 			if cf.goSP == nil {
 				t.Fatal("OpenELF did not read the binary's .gopclntab")
 			}
@@ -226,15 +217,7 @@ func TestGoStepARM64UnderQEMU(t *testing.T) {
 	src := filepath.Join(dir, "prog.go")
 	testenv.WriteFile(t, src, []byte(goProgram))
 	bin := testenv.GoBuild(t, dir, "go", src, "prog", []string{"GOARCH=arm64", "CGO_ENABLED=0"}, "-ldflags=-w")
-	ef, err := elfrel.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	cf, err := OpenELF(ef)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cf, ef := openELF(t, bin)
 	if len(cf.fdes) != 0 || cf.goSP == nil {
 		t.Fatalf("%d frame description entries, SP-delta table %v: want only the table", len(cf.fdes), cf.goSP != nil)
 	}

@@ -3,6 +3,7 @@ package disasm
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -43,6 +44,18 @@ func sveARM64(b *textBuf, word uint32) bool {
 		}
 	}
 	return false
+}
+
+// sveShift decodes the tsz:imm3 field of a shift by immediate: the
+// element size (tsz's highest bit; ok is false for tsz 0) and the right
+// (2*esize - tsz:imm3) and left (tsz:imm3 - esize) shifts it encodes.
+func sveShift(tsz, imm3 uint32) (size uint32, right, left int64, ok bool) {
+	if tsz == 0 {
+		return 0, 0, 0, false
+	}
+	size = uint32(bits.Len32(tsz)) - 1
+	esize, v := int64(8)<<size, int64(tsz<<3|imm3)
+	return size, 2*esize - v, v - esize, true
 }
 
 // fld is bits hi:lo of the instruction word w.
@@ -321,20 +334,13 @@ var sveForms = []sveForm{
 	}},
 	// Shifts by immediate, unpredicated.
 	{0xff20f000, 0x04209000, func(w uint32) string {
-		tsz := fld(w, 23, 22)<<2 | fld(w, 20, 19)
 		opc := fld(w, 11, 10)
-		if tsz == 0 || opc == 2 {
+		size, sh, left, ok := sveShift(fld(w, 23, 22)<<2|fld(w, 20, 19), fld(w, 18, 16))
+		if !ok || opc == 2 {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		esize := int64(8) << size
-		v := int64(tsz<<3 | fld(w, 18, 16))
-		sh := 2*esize - v
 		if opc == 3 {
-			sh = v - esize
+			sh = left
 		}
 		return sveInst([]string{"asr", "lsr", "", "lsl"}[opc], zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), imm(sh))
 	}},
@@ -345,18 +351,12 @@ var sveForms = []sveForm{
 		// sqshl, uqshl, srshr, urshr, sqshlu: SVE2.
 		name := names([]string{"asr", "lsr", "", "lsl", "asrd", "", "sqshl", "uqshl",
 			"", "", "", "", "srshr", "urshr", "", "sqshlu"}, opc)
-		if tsz == 0 || name == "" {
+		size, sh, left, ok := sveShift(tsz, fld(w, 7, 5))
+		if !ok || name == "" {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		esize := int64(8) << size
-		v := int64(tsz<<3 | fld(w, 7, 5))
-		sh := 2*esize - v
 		if strings.HasPrefix(name, "lsl") || strings.HasPrefix(name[1:], "qshl") {
-			sh = v - esize
+			sh = left
 		}
 		zdn := zreg(fld(w, 4, 0), size)
 		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, imm(sh))

@@ -92,15 +92,10 @@ var sve2Forms = []sveForm{
 	}},
 	// Shift right narrow.
 	{0xffa0c000, 0x45200000, func(w uint32) string {
-		tsz := fld(w, 22, 22)<<2 | fld(w, 20, 19)
-		if tsz == 0 {
+		size, sh, _, ok := sveShift(fld(w, 22, 22)<<2|fld(w, 20, 19), fld(w, 18, 16))
+		if !ok {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		sh := 2*(int64(8)<<size) - int64(tsz<<3|fld(w, 18, 16))
 		name := []string{"sqshrunb", "sqshrunt", "sqrshrunb", "sqrshrunt", "shrnb", "shrnt", "rshrnb", "rshrnt",
 			"sqshrnb", "sqshrnt", "sqrshrnb", "sqrshrnt", "uqshrnb", "uqshrnt", "uqrshrnb", "uqrshrnt"}[fld(w, 13, 10)]
 		return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size+1), imm(sh))
@@ -156,33 +151,22 @@ var sve2Forms = []sveForm{
 			size := fld(w, 23, 22)
 			return sveInst([]string{"saba", "uaba"}[op&1], zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), zreg(fld(w, 20, 16), size))
 		}
-		tsz := fld(w, 23, 22)<<2 | fld(w, 20, 19)
-		if tsz == 0 {
+		size, sh, left, ok := sveShift(fld(w, 23, 22)<<2|fld(w, 20, 19), fld(w, 18, 16))
+		if !ok {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		esize, v := int64(8)<<size, int64(tsz<<3|fld(w, 18, 16))
-		sh := 2*esize - v
 		if op == 5 {
-			sh = v - esize
+			sh = left
 		}
 		name := []string{"ssra", "usra", "srsra", "ursra", "sri", "sli"}[op]
 		return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), imm(sh))
 	}},
 	// Shift left long.
 	{0xffa0f000, 0x4500a000, func(w uint32) string {
-		tsz := fld(w, 22, 22)<<2 | fld(w, 20, 19)
-		if tsz == 0 {
+		size, _, sh, ok := sveShift(fld(w, 22, 22)<<2|fld(w, 20, 19), fld(w, 18, 16))
+		if !ok {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		sh := int64(tsz<<3|fld(w, 18, 16)) - int64(8)<<size
 		name := []string{"sshllb", "sshllt", "ushllb", "ushllt"}[fld(w, 11, 10)]
 		return sveInst(name, zreg(fld(w, 4, 0), size+1), zreg(fld(w, 9, 5), size), imm(sh))
 	}},
@@ -258,15 +242,10 @@ var sve2Forms = []sveForm{
 	}},
 	// xar.
 	{0xff20fc00, 0x04203400, func(w uint32) string {
-		tsz := fld(w, 23, 22)<<2 | fld(w, 20, 19)
-		if tsz == 0 {
+		size, sh, _, ok := sveShift(fld(w, 23, 22)<<2|fld(w, 20, 19), fld(w, 18, 16))
+		if !ok {
 			return ""
 		}
-		size := uint32(0)
-		for tsz>>(size+1) != 0 {
-			size++
-		}
-		sh := 2*(int64(8)<<size) - int64(tsz<<3|fld(w, 18, 16))
 		zdn := zreg(fld(w, 4, 0), size)
 		return sveInst("xar", zdn, zdn, zreg(fld(w, 9, 5), size), imm(sh))
 	}},

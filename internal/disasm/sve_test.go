@@ -36,22 +36,7 @@ func TestSVERandomAgainstObjdump(t *testing.T) {
 	for range 30000 {
 		words = append(words, rng.Uint32()&^0x1e000000|0x04000000)
 	}
-	code := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(code[4*i:], w)
-	}
-	bin := filepath.Join(t.TempDir(), "sve.bin")
-	if err := os.WriteFile(bin, code, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := map[uint64]string{}
-	for _, w := range runObjdump(t, objdump, bin, 0, 0, "-b", "binary", "-m", "aarch64", "-D") {
-		want[w.addr] = normalize(w.text)
-	}
-	insts, err := Decode(elf.EM_AARCH64, binary.LittleEndian, code, 0, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	insts, want := decodeWordsBoth(t, objdump, words)
 	decoded, bad, left := map[string]int{}, 0, map[string]int{}
 	spaceKnown, spaceDecoded := 0, 0
 	for _, in := range insts {
@@ -107,22 +92,7 @@ func TestPSTATEAgainstObjdump(t *testing.T) {
 			}
 		}
 	}
-	code := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(code[4*i:], w)
-	}
-	bin := filepath.Join(t.TempDir(), "msr.bin")
-	if err := os.WriteFile(bin, code, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := map[uint64]string{}
-	for _, w := range runObjdump(t, objdump, bin, 0, 0, "-b", "binary", "-m", "aarch64", "-D") {
-		want[w.addr] = normalize(w.text)
-	}
-	insts, err := Decode(elf.EM_AARCH64, binary.LittleEndian, code, 0, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	insts, want := decodeWordsBoth(t, objdump, words)
 	bad := 0
 	for _, in := range insts {
 		if got, w := normalize(in.Text), want[in.Addr]; got != w {
@@ -134,4 +104,27 @@ func TestPSTATEAgainstObjdump(t *testing.T) {
 	if bad > 0 || len(insts) != len(words) {
 		t.Errorf("%d of %d words differ from objdump (%d decoded)", bad, len(words), len(insts))
 	}
+}
+
+// decodeWordsBoth decodes AArch64 words with Decode and with objdump
+// (its normalized text by address).
+func decodeWordsBoth(t *testing.T, objdump string, words []uint32) ([]Inst, map[uint64]string) {
+	t.Helper()
+	code := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(code[4*i:], w)
+	}
+	bin := filepath.Join(t.TempDir(), "words.bin")
+	if err := os.WriteFile(bin, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for _, w := range runObjdump(t, objdump, bin, 0, 0, "-b", "binary", "-m", "aarch64", "-D") {
+		want[w.addr] = normalize(w.text)
+	}
+	insts, err := Decode(elf.EM_AARCH64, binary.LittleEndian, code, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return insts, want
 }
