@@ -24,8 +24,8 @@ import (
 
 // TestOtherMachineJITObjects runs the code views' questions on the JIT
 // objects (relocatable, sections at scattered load addresses) of the
-// other machines LLVM JITs for (64-bit, and 386, 32-bit PowerPC, RV32,
-// MIPS and ARMv7, ARM and Thumb):
+// other machines LLVM JITs for (64-bit, AArch64 with SVE and SVE2, and
+// 386, 32-bit PowerPC, RV32, MIPS and ARMv7, ARM and Thumb):
 // every function is listed, every instruction of it carries its source
 // line, and Disasm decodes at the addresses, with the mnemonics, that the
 // machine's GNU objdump prints (big-endian ppc64 and s390x included), or
@@ -59,6 +59,10 @@ func TestOtherMachineJITObjects(t *testing.T) {
 		// MIPS: o32 big-endian, n64 little-endian.
 		{triple: "mips-linux-gnu", objdump: cross("mips-linux-gnu")},
 		{triple: "mips64el-linux-gnuabi64", objdump: cross("mips64el-linux-gnuabi64")},
+		// AArch64 with SVE and SVE2, as LLVM's JITs compile for
+		// Graviton 3 and 4 (-mcpu=host): its vector loops.
+		{triple: "aarch64-linux-gnu", objdump: cross("aarch64-linux-gnu"), clang: "clang-19", flags: []string{"-mcpu=neoverse-v1"}},
+		{triple: "aarch64-linux-gnu", objdump: cross("aarch64-linux-gnu"), clang: "clang-19", flags: []string{"-mcpu=neoverse-n2"}},
 		// LASX: vector code too.
 		{triple: "loongarch64-linux-gnu", objdump: [2]string{"llvm-objdump-19", "llvm-19"}, clang: "clang-19", flags: []string{"-mlasx"}},
 	} {
