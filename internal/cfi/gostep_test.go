@@ -292,6 +292,10 @@ func TestGoStepARM64UnderQEMU(t *testing.T) {
 		t.Fatalf("gdb stopped %d times, want %d:\n%s", len(chunks), len(stops), out)
 	}
 	find := func(pc uint64) (*Table, uint64, bool) { return cf.Table, 0, true }
+	stopAt := map[uint64]int{}
+	for k, s := range stops {
+		stopAt[s.pc] = k
+	}
 	for i, chunk := range chunks {
 		var regs Regs
 		var pc uint64
@@ -315,13 +319,11 @@ func TestGoStepARM64UnderQEMU(t *testing.T) {
 				pc = v
 			}
 		}
-		s := stops[slices.IndexFunc(stops, func(s struct {
-			name string
-			pc   uint64
-			want []string
-		}) bool {
-			return s.pc == pc
-		})]
+		k, ok := stopAt[pc]
+		if !ok {
+			t.Fatalf("gdb stopped at %#x, at no breakpoint:\n%s", pc, chunk)
+		}
+		s := stops[k]
 		stack, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("stack%d.bin", i)))
 		if err != nil {
 			t.Fatal(err)
