@@ -3,8 +3,9 @@ package disasm
 // SVE2 (Armv9's SVE): the forms clang -mcpu=neoverse-n2 and
 // -mcpu=neoverse-v2 vectorize integer loops into (urhadd for a rounding
 // average, the widening and narrowing arithmetic of mixed-width loops)
-// and the rest of their encoding groups, as objdump 2.40 prints them.
-// TestSVERandomAgainstObjdump holds each to objdump like SVE's.
+// and the rest of their encoding groups, as objdump 2.40 prints them;
+// with them, Armv8.6's BFloat16 conversions and 128-bit element
+// permutes. TestSVERandomAgainstObjdump holds each to objdump like SVE's.
 
 // sve2Forms are the SVE2 encodings decoded (see sveForms).
 var sve2Forms = []sveForm{
