@@ -289,8 +289,7 @@ var sveForms = []sveForm{
 		if name == "" || opc >= 20 && opc < 24 && size < 2 {
 			return ""
 		}
-		zdn := zreg(fld(w, 4, 0), size)
-		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+		return predBinary(w, name, size)
 	}},
 	// Integer reductions, and predicated movprfx.
 	{0xff20e000, 0x04002000, func(w uint32) string {
@@ -368,8 +367,7 @@ var sveForms = []sveForm{
 			return ""
 		}
 		size := fld(w, 23, 22)
-		zdn := zreg(fld(w, 4, 0), size)
-		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+		return predBinary(w, name, size)
 	}},
 	// Element count: cntb, cnth, cntw, cntd.
 	{0xff30fc00, 0x0420e000, func(w uint32) string {
@@ -561,8 +559,7 @@ var sveForms = []sveForm{
 		if name == "" || size == 0 {
 			return ""
 		}
-		zdn := zreg(fld(w, 4, 0), size)
-		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+		return predBinary(w, name, size)
 	}},
 	// Floating-point arithmetic with immediate, predicated.
 	{0xff38e3c0, 0x65188000, func(w uint32) string {
@@ -711,11 +708,7 @@ var sveForms = []sveForm{
 	// immediate: ldnt1*, ld2*, ld3*, ld4*.
 	{0xfe10e000, 0xa400e000, func(w uint32) string {
 		msz, num := fld(w, 24, 23), fld(w, 22, 21)
-		name := "ldnt1"
-		if num > 0 {
-			name = "ld" + strconv.Itoa(int(num)+1)
-		}
-		return sveInst(name+[]string{"b", "h", "w", "d"}[msz], zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10))+"/z", mulVL(fld(w, 9, 5), sext(fld(w, 19, 16), 4)*int64(num+1)))
+		return sveInst(structName("ld", num, msz), zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10))+"/z", mulVL(fld(w, 9, 5), sext(fld(w, 19, 16), 4)*int64(num+1)))
 	}},
 	// Contiguous non-temporal and multi-register loads, scalar plus
 	// scalar.
@@ -724,11 +717,7 @@ var sveForms = []sveForm{
 		if rm == 31 {
 			return ""
 		}
-		name := "ldnt1"
-		if num > 0 {
-			name = "ld" + strconv.Itoa(int(num)+1)
-		}
-		return sveInst(name+[]string{"b", "h", "w", "d"}[msz], zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10))+"/z", scaled(fld(w, 9, 5), rm, msz))
+		return sveInst(structName("ld", num, msz), zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10))+"/z", scaled(fld(w, 9, 5), rm, msz))
 	}},
 	// Contiguous stores, scalar plus immediate: st1*.
 	{0xfe10e000, 0xe400e000, func(w uint32) string {
@@ -750,11 +739,7 @@ var sveForms = []sveForm{
 	// immediate: stnt1*, st2*, st3*, st4*.
 	{0xfe10e000, 0xe410e000, func(w uint32) string {
 		msz, num := fld(w, 24, 23), fld(w, 22, 21)
-		name := "stnt1"
-		if num > 0 {
-			name = "st" + strconv.Itoa(int(num)+1)
-		}
-		return sveInst(name+[]string{"b", "h", "w", "d"}[msz], zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10)), mulVL(fld(w, 9, 5), sext(fld(w, 19, 16), 4)*int64(num+1)))
+		return sveInst(structName("st", num, msz), zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10)), mulVL(fld(w, 9, 5), sext(fld(w, 19, 16), 4)*int64(num+1)))
 	}},
 	// Contiguous non-temporal and multi-register stores, scalar plus
 	// scalar.
@@ -763,11 +748,7 @@ var sveForms = []sveForm{
 		if rm == 31 {
 			return ""
 		}
-		name := "stnt1"
-		if num > 0 {
-			name = "st" + strconv.Itoa(int(num)+1)
-		}
-		return sveInst(name+[]string{"b", "h", "w", "d"}[msz], zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10)), scaled(fld(w, 9, 5), rm, msz))
+		return sveInst(structName("st", num, msz), zList(fld(w, 4, 0), num+1, msz), preg(fld(w, 12, 10)), scaled(fld(w, 9, 5), rm, msz))
 	}},
 	// Predicate logical operations (mov, movs, not, nots: their aliases).
 	{0xff30c000, 0x25004000, func(w uint32) string {
@@ -1319,6 +1300,24 @@ func fpIndexed(w uint32, name string) string {
 		size, zm, idx = 3, fld(w, 19, 16), w>>20&1
 	}
 	return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), fmt.Sprintf("%s[%d]", zreg(zm, size), idx))
+}
+
+// predBinary is the text of a predicated (merging) binary operation on
+// elements of size size: "name zdn.T, pg/m, zdn.T, zm.T".
+func predBinary(w uint32, name string, size uint32) string {
+	zdn := zreg(fld(w, 4, 0), size)
+	return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+}
+
+// structName is the mnemonic of a contiguous load or store (op "ld" or
+// "st") of num+1 registers of memory size msz: ldnt1w for one (the
+// non-temporal form shares the encoding), ld2w to ld4w for more.
+func structName(op string, num, msz uint32) string {
+	name := op + "nt1"
+	if num > 0 {
+		name = op + strconv.Itoa(int(num)+1)
+	}
+	return name + []string{"b", "h", "w", "d"}[msz]
 }
 
 // ldrSTR is the text of ldr and str of a vector or predicate register.

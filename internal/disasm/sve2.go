@@ -22,8 +22,7 @@ var sve2Forms = []sveForm{
 			return ""
 		}
 		size := fld(w, 23, 22)
-		zdn := zreg(fld(w, 4, 0), size)
-		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+		return predBinary(w, name, size)
 	}},
 	// Predicated unary operations, pairwise add and accumulate long, and
 	// pairwise arithmetic.
@@ -269,8 +268,7 @@ var sve2Forms = []sveForm{
 		if name == "" || size == 0 {
 			return ""
 		}
-		zdn := zreg(fld(w, 4, 0), size)
-		return sveInst(name, zdn, preg(fld(w, 12, 10))+"/m", zdn, zreg(fld(w, 9, 5), size))
+		return predBinary(w, name, size)
 	}},
 	// flogb.
 	{0xfff9e000, 0x6518a000, func(w uint32) string {
