@@ -144,10 +144,12 @@ var decodeTests = []decodeTest{
 			"whilelo\tp0.s, w0, w1", "and\tz0.h, z0.h, #0xff", "dupm\tz0.s, #0x1", "mov\tz0.h, #-256",
 			"fmov\tz0.s, #1.000000000000000000e+00", "ld1w\t{z0.s}, p0/z, [z1.s, #4]", "ld1d\t{z0.d}, p1/z, [x2, z3.d, lsl #3]",
 			"st1h\t{z0.s}, p1, [x2, z3.s, sxtw #1]"}},
-	// clang-19 -mcpu=neoverse-n2's rounding average, and narrowing.
+	// clang-19 -mcpu=neoverse-n2's rounding average, and narrowing; int8
+	// and bf16 inference kernels' dot products and matrix multiplies.
 	{name: "arm64 SVE2", m: elf.EM_AARCH64,
-		code: le32(0x44558020, 0x45304020, 0x453d1020, 0x45827020, 0x44baf820),
-		want: []string{"urhadd\tz0.h, p0/m, z0.h, z1.h", "sqxtnb\tz0.h, z1.s", "shrnb\tz0.h, z1.s, #3", "smullb\tz0.s, z1.h, z2.h", "mul\tz0.s, z1.s, z2.s[3]"}},
+		code: le32(0x44558020, 0x45304020, 0x453d1020, 0x45827020, 0x44baf820, 0x44827820, 0x45029820, 0x64628020, 0x4522e020, 0x25e12000),
+		want: []string{"urhadd\tz0.h, p0/m, z0.h, z1.h", "sqxtnb\tz0.h, z1.s", "shrnb\tz0.h, z1.s, #3", "smullb\tz0.s, z1.h, z2.h", "mul\tz0.s, z1.s, z2.s[3]",
+			"usdot\tz0.s, z1.b, z2.b", "smmla\tz0.s, z1.b, z2.b", "bfdot\tz0.s, z1.h, z2.h", "aese\tz0.b, z0.b, z1.b", "ctermeq\tx0, x1"}},
 	{name: "arm64 system registers and fcmp", m: elf.EM_AARCH64,
 		code: le32(0xd53b4200, 0xd53be040, 0x1e202008),
 		want: []string{"mrs\tx0, nzcv", "mrs\tx0, cntvct_el0", "fcmp\ts0, #0.0"}},

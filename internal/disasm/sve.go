@@ -816,7 +816,7 @@ var sveForms = []sveForm{
 		return sveInst([]string{"incp", "decp"}[w>>16&1], zreg(fld(w, 4, 0), size), preg(fld(w, 8, 5))+"."+sveT(size))
 	}},
 	// Saturating incp, decp of a register.
-	{0xff3cfe00, 0x25288800, func(w uint32) string {
+	{0xff3cfa00, 0x25288800, func(w uint32) string {
 		u, d, sf := w>>16&1, w>>17&1, w>>10&1
 		name := []string{"sq", "uq"}[u] + []string{"incp", "decp"}[d]
 		pm := preg(fld(w, 8, 5)) + "." + sveT(fld(w, 23, 22))

@@ -4,7 +4,8 @@ package disasm
 // -mcpu=neoverse-v2 vectorize integer loops into (urhadd for a rounding
 // average, the widening and narrowing arithmetic of mixed-width loops)
 // and the rest of their encoding groups, as objdump 2.40 prints them;
-// with them, Armv8.6's BFloat16 conversions and 128-bit element
+// with them, SVE2's crypto instructions and Armv8.6's int8 and BFloat16
+// dot products, matrix multiplies and conversions and 128-bit element
 // permutes. TestSVERandomAgainstObjdump holds each to objdump like SVE's.
 
 // sve2Forms are the SVE2 encodings decoded (see sveForms).
@@ -331,7 +332,7 @@ var sve2Forms = []sveForm{
 		}
 		return sveInst("ldnt1"+name[3:], zList(fld(w, 4, 0), 1, 3), preg(fld(w, 12, 10))+"/z", "["+zreg(fld(w, 9, 5), 3)+", "+xreg(fld(w, 20, 16))+"]")
 	}},
-	{0xfe40e000, 0xe4002000, func(w uint32) string {
+	{0xfe00e000, 0xe4002000, func(w uint32) string {
 		msz, size := fld(w, 24, 23), uint32(3)
 		if w>>22&1 == 1 {
 			size = 2
@@ -354,7 +355,7 @@ var sve2Forms = []sveForm{
 	}},
 	// Floating-point narrowing and widening conversions: fcvtnt,
 	// fcvtlt, fcvtx, fcvtxnt, bfcvt, bfcvtnt.
-	{0xfe3fe000, 0x640aa000, func(w uint32) string {
+	{0xfe3ce000, 0x6408a000, func(w uint32) string {
 		cvt, ok := map[uint32]struct {
 			name     string
 			dst, src uint32
@@ -375,6 +376,103 @@ var sve2Forms = []sveForm{
 		}
 		q := func(r uint32) string { return "z" + itoa(r) + ".q" }
 		return sveInst(name, q(fld(w, 4, 0)), q(fld(w, 9, 5)), q(fld(w, 20, 16)))
+	}},
+	// Armv8.6's int8 and BFloat16 dot products and matrix multiplies
+	// (I8MM, BF16, F64MM), which int8 and bf16 inference kernels use:
+	// usdot, sudot, smmla, usmmla, ummla, fmmla, bfdot, bfmmla, bfmlalb,
+	// bfmlalt.
+	{0xffe0fc00, 0x44807800, func(w uint32) string {
+		return sveInst("usdot", zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 0), zreg(fld(w, 20, 16), 0))
+	}},
+	{0xffe0f800, 0x44a01800, func(w uint32) string {
+		name := []string{"usdot", "sudot"}[w>>10&1]
+		return sveInst(name, zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 0), zreg(fld(w, 18, 16), 0)+"["+itoa(fld(w, 20, 19))+"]")
+	}},
+	{0xff20fc00, 0x45009800, func(w uint32) string {
+		name := names([]string{"smmla", "", "usmmla", "ummla"}, fld(w, 23, 22))
+		if name == "" {
+			return ""
+		}
+		return sveInst(name, zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 0), zreg(fld(w, 20, 16), 0))
+	}},
+	{0xff20fc00, 0x6420e400, func(w uint32) string {
+		switch size := fld(w, 23, 22); size {
+		case 1:
+			return sveInst("bfmmla", zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 1), zreg(fld(w, 20, 16), 1))
+		case 2, 3:
+			return sveInst("fmmla", zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), zreg(fld(w, 20, 16), size))
+		}
+		return ""
+	}},
+	{0xffe0fc00, 0x64608000, func(w uint32) string {
+		return sveInst("bfdot", zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 1), zreg(fld(w, 20, 16), 1))
+	}},
+	{0xffe0fc00, 0x64604000, func(w uint32) string {
+		return sveInst("bfdot", zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 1), zreg(fld(w, 18, 16), 1)+"["+itoa(fld(w, 20, 19))+"]")
+	}},
+	{0xffe0f800, 0x64e08000, func(w uint32) string {
+		return sveInst([]string{"bfmlalb", "bfmlalt"}[w>>10&1], zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 1), zreg(fld(w, 20, 16), 1))
+	}},
+	{0xffe0f000, 0x64e04000, func(w uint32) string {
+		idx := fld(w, 20, 19)<<1 | w>>11&1
+		return sveInst([]string{"bfmlalb", "bfmlalt"}[w>>10&1], zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 1), zreg(fld(w, 18, 16), 1)+"["+itoa(idx)+"]")
+	}},
+	// ctermeq, ctermne.
+	{0xffa0fc0f, 0x25a02000, func(w uint32) string {
+		x := w>>22&1 == 1
+		return sveInst([]string{"ctermeq", "ctermne"}[w>>4&1], genreg(fld(w, 9, 5), x), genreg(fld(w, 20, 16), x))
+	}},
+	// cdot, cmla and sqrdcmlah by an indexed element.
+	{0xffa0c000, 0x44a04000, func(w uint32) string {
+		op := fld(w, 13, 12)
+		if op == 1 {
+			return ""
+		}
+		name := []string{"cdot", "", "cmla", "sqrdcmlah"}[op]
+		sz := w >> 22 & 1
+		zm, idx := fld(w, 18, 16), fld(w, 20, 19)
+		if sz == 1 {
+			zm, idx = fld(w, 19, 16), w>>20&1
+		}
+		rot := imm(int64(fld(w, 11, 10)) * 90)
+		if op == 0 { // cdot: .s from .b, .d from .h
+			return sveInst(name, zreg(fld(w, 4, 0), 2+sz), zreg(fld(w, 9, 5), sz), zreg(zm, sz)+"["+itoa(idx)+"]", rot)
+		}
+		size := 1 + sz
+		return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size), zreg(zm, size)+"["+itoa(idx)+"]", rot)
+	}},
+	// sqdmlalbt, sqdmlslbt.
+	{0xff20f800, 0x44000800, func(w uint32) string {
+		size := fld(w, 23, 22)
+		if size == 0 {
+			return ""
+		}
+		return sveInst([]string{"sqdmlalbt", "sqdmlslbt"}[w>>10&1], zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size-1), zreg(fld(w, 20, 16), size-1))
+	}},
+	// The SVE2 crypto instructions: aese, aesd, aesmc, aesimc, sm4e,
+	// sm4ekey, rax1.
+	{0xfffff800, 0x4522e000, func(w uint32) string {
+		zdn := zreg(fld(w, 4, 0), 0)
+		return sveInst([]string{"aese", "aesd"}[w>>10&1], zdn, zdn, zreg(fld(w, 9, 5), 0))
+	}},
+	{0xfffffbe0, 0x4520e000, func(w uint32) string {
+		zdn := zreg(fld(w, 4, 0), 0)
+		return sveInst([]string{"aesmc", "aesimc"}[w>>10&1], zdn, zdn)
+	}},
+	{0xfffffc00, 0x4523e000, func(w uint32) string {
+		zdn := zreg(fld(w, 4, 0), 2)
+		return sveInst("sm4e", zdn, zdn, zreg(fld(w, 9, 5), 2))
+	}},
+	{0xffe0fc00, 0x4520f000, func(w uint32) string {
+		return sveInst("sm4ekey", zreg(fld(w, 4, 0), 2), zreg(fld(w, 9, 5), 2), zreg(fld(w, 20, 16), 2))
+	}},
+	{0xffe0fc00, 0x4520f400, func(w uint32) string {
+		return sveInst("rax1", zreg(fld(w, 4, 0), 3), zreg(fld(w, 9, 5), 3), zreg(fld(w, 20, 16), 3))
+	}},
+	// splice of two registers.
+	{0xff3fe000, 0x052d8000, func(w uint32) string {
+		size := fld(w, 23, 22)
+		return sveInst("splice", zreg(fld(w, 4, 0), size), preg(fld(w, 12, 10)), zList(fld(w, 9, 5), 2, size))
 	}},
 	// whilewr, whilerw.
 	{0xff20fc00, 0x25203000, func(w uint32) string {

@@ -16,9 +16,9 @@ import (
 // encoding space, read by aarch64 objdump 2.40 and by Decode: every word
 // Decode prints as an instruction, objdump prints the same (reserved
 // encodings objdump calls undefined stay undefined here). Words objdump
-// decodes and Decode leaves undefined (Armv8.6's matrix multiplies and
-// BFloat16, SVE2's crypto) are counted, not failed, but of the whole
-// space's words objdump decodes, Decode must decode 97%.
+// decodes and Decode leaves undefined (SME's, SVE2.1's) are counted,
+// not failed, but of the whole space's words objdump decodes, Decode
+// must decode 98%.
 func TestSVERandomAgainstObjdump(t *testing.T) {
 	t.Parallel()
 	objdump := crossObjdump("aarch64-linux-gnu")(t)
@@ -76,8 +76,8 @@ func TestSVERandomAgainstObjdump(t *testing.T) {
 	t.Logf("left undefined where objdump decodes: %v", left)
 	share := float64(spaceDecoded) / float64(max(spaceKnown, 1))
 	t.Logf("random words of the SVE space: objdump decodes %d, Decode %d of them (%.1f%%)", spaceKnown, spaceDecoded, 100*share)
-	if spaceKnown < 15000 || share < 0.97 {
-		t.Errorf("Decode decodes %d of the %d random words of the SVE space objdump decodes, want 97%%", spaceDecoded, spaceKnown)
+	if spaceKnown < 15000 || share < 0.98 {
+		t.Errorf("Decode decodes %d of the %d random words of the SVE space objdump decodes, want 98%%", spaceDecoded, spaceKnown)
 	}
 }
 
