@@ -300,9 +300,10 @@ var sveForms = []sveForm{
 				return ""
 			}
 			return sveInst([]string{"saddv", "uaddv"}[opc], fpreg(fld(w, 4, 0), 3), pg, zreg(zn, size))
-		case 8, 9, 10, 11, 24, 25, 26:
-			name := map[uint32]string{8: "smaxv", 9: "umaxv", 10: "sminv", 11: "uminv", 24: "orv", 25: "eorv", 26: "andv"}[opc]
-			return sveInst(name, fpreg(fld(w, 4, 0), size), pg, zreg(zn, size))
+		case 8, 9, 10, 11:
+			return sveInst([]string{"smaxv", "umaxv", "sminv", "uminv"}[opc-8], fpreg(fld(w, 4, 0), size), pg, zreg(zn, size))
+		case 24, 25, 26:
+			return sveInst([]string{"orv", "eorv", "andv"}[opc-24], fpreg(fld(w, 4, 0), size), pg, zreg(zn, size))
 		case 16, 17:
 			return sveInst("movprfx", zreg(fld(w, 4, 0), size), pg+[]string{"/z", "/m"}[opc&1], zreg(zn, size))
 		}
@@ -961,9 +962,9 @@ var sveForms = []sveForm{
 	// Floating-point multiply-add and multiply by an indexed element:
 	// fmla, fmls, fmul.
 	{0xff20f800, 0x64200000, func(w uint32) string {
-		return fpIndexed(w, []string{"fmla", "fmls"}[w>>10&1])
+		return byElement(w, []string{"fmla", "fmls"}[w>>10&1])
 	}},
-	{0xff20fc00, 0x64202000, func(w uint32) string { return fpIndexed(w, "fmul") }},
+	{0xff20fc00, 0x64202000, func(w uint32) string { return byElement(w, "fmul") }},
 	// sdot, udot of vectors and by an indexed element.
 	{0xffa0f800, 0x44800000, func(w uint32) string {
 		sz := w >> 22 & 1
@@ -1285,11 +1286,11 @@ func prfOp(w uint32) string {
 	return []string{"pld", "pst"}[op>>3] + "l" + strconv.Itoa(int(op>>1&3)+1) + []string{"keep", "strm"}[op&1]
 }
 
-// fpIndexed is the text of a floating-point instruction by an indexed
-// element (fmla z0.s, z1.s, z2.s[3]): half precision takes the index
+// byElement is the text of an instruction by an indexed element (fmla
+// z0.s, z1.s, z2.s[3]; SVE2's integer mul, mla, ...): half precision takes the index
 // from bits 22 and 20:19 and z0-z7, single from 20:19 and z0-z7, double
 // from bit 20 and z0-z15.
-func fpIndexed(w uint32, name string) string {
+func byElement(w uint32, name string) string {
 	var size, zm, idx uint32
 	switch fld(w, 23, 22) {
 	case 0, 1:
@@ -1346,12 +1347,16 @@ func shiftedImm(imm8, sh uint32, signed bool) string {
 	return imm(v << (8 * sh))
 }
 
-// sveConvs are the floating-point conversions, predicated, by bits
-// 23:16: the mnemonic and the destination and source element sizes.
-var sveConvs = map[uint32]struct {
+// An sveConv is a floating-point conversion: its mnemonic and its
+// destination and source element sizes.
+type sveConv struct {
 	name     string
 	dst, src uint32
-}{
+}
+
+// sveConvs are the floating-point conversions, predicated, by bits
+// 23:16.
+var sveConvs = map[uint32]sveConv{
 	0x88: {"fcvt", 1, 2}, 0x89: {"fcvt", 2, 1}, 0xc8: {"fcvt", 1, 3}, 0xc9: {"fcvt", 3, 1},
 	0xca: {"fcvt", 2, 3}, 0xcb: {"fcvt", 3, 2},
 	0x52: {"scvtf", 1, 1}, 0x53: {"ucvtf", 1, 1}, 0x54: {"scvtf", 1, 2}, 0x55: {"ucvtf", 1, 2},

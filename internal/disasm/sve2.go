@@ -1,5 +1,10 @@
 package disasm
 
+import (
+	"math/bits"
+	"strconv"
+)
+
 // SVE2 (Armv9's SVE): the forms clang -mcpu=neoverse-n2 and
 // -mcpu=neoverse-v2 vectorize integer loops into (urhadd for a rounding
 // average, the widening and narrowing arithmetic of mixed-width loops)
@@ -44,8 +49,8 @@ var sve2Forms = []sveForm{
 		case 8, 9: // sqabs, sqneg
 			return sveInst([]string{"sqabs", "sqneg"}[opc&1], zreg(zd, size), pg, zreg(zn, size))
 		}
-		name := map[uint32]string{17: "addp", 20: "smaxp", 21: "umaxp", 22: "sminp", 23: "uminp"}[opc]
-		if name == "" {
+		name := names([]string{"", "addp", "", "", "smaxp", "umaxp", "sminp", "uminp"}, opc-16)
+		if opc < 16 || name == "" {
 			return ""
 		}
 		return sveInst(name, zreg(zd, size), pg, zreg(zd, size), zreg(zn, size))
@@ -108,7 +113,7 @@ var sve2Forms = []sveForm{
 		if (tsz != 1 && tsz != 2 && tsz != 4) || opc == 3 {
 			return ""
 		}
-		size := map[uint32]uint32{1: 0, 2: 1, 4: 2}[tsz]
+		size := uint32(bits.TrailingZeros32(tsz)) // tsz is 1, 2 or 4
 		name := []string{"sqxtn", "uqxtn", "sqxtun"}[opc] + []string{"b", "t"}[w>>10&1]
 		return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size+1))
 	}},
@@ -220,10 +225,10 @@ var sve2Forms = []sveForm{
 	}},
 	// Multiply, multiply-add and saturating multiply high by an indexed
 	// element.
-	{0xff20fc00, 0x4420f800, func(w uint32) string { return fpIndexed(w, "mul") }},
-	{0xff20f800, 0x44200800, func(w uint32) string { return fpIndexed(w, []string{"mla", "mls"}[w>>10&1]) }},
-	{0xff20f800, 0x4420f000, func(w uint32) string { return fpIndexed(w, []string{"sqdmulh", "sqrdmulh"}[w>>10&1]) }},
-	{0xff20f800, 0x44201000, func(w uint32) string { return fpIndexed(w, []string{"sqrdmlah", "sqrdmlsh"}[w>>10&1]) }},
+	{0xff20fc00, 0x4420f800, func(w uint32) string { return byElement(w, "mul") }},
+	{0xff20f800, 0x44200800, func(w uint32) string { return byElement(w, []string{"mla", "mls"}[w>>10&1]) }},
+	{0xff20f800, 0x4420f000, func(w uint32) string { return byElement(w, []string{"sqdmulh", "sqrdmulh"}[w>>10&1]) }},
+	{0xff20f800, 0x44201000, func(w uint32) string { return byElement(w, []string{"sqrdmlah", "sqrdmlsh"}[w>>10&1]) }},
 	// Multiply-add long and multiply long by an indexed element.
 	{0xffa0c000, 0x44a08000, func(w uint32) string {
 		name := []string{"smlalb", "smlalt", "umlalb", "umlalt", "smlslb", "smlslt", "umlslb", "umlslt"}[fld(w, 13, 12)<<1|w>>10&1]
@@ -356,13 +361,7 @@ var sve2Forms = []sveForm{
 	// Floating-point narrowing and widening conversions: fcvtnt,
 	// fcvtlt, fcvtx, fcvtxnt, bfcvt, bfcvtnt.
 	{0xfe3ce000, 0x6408a000, func(w uint32) string {
-		cvt, ok := map[uint32]struct {
-			name     string
-			dst, src uint32
-		}{
-			0x6488: {"fcvtnt", 1, 2}, 0x6489: {"fcvtlt", 2, 1}, 0x64ca: {"fcvtnt", 2, 3}, 0x64cb: {"fcvtlt", 3, 2},
-			0x640a: {"fcvtxnt", 2, 3}, 0x650a: {"fcvtx", 2, 3}, 0x658a: {"bfcvt", 1, 2}, 0x648a: {"bfcvtnt", 1, 2},
-		}[w>>16]
+		cvt, ok := sve2Convs[w>>16]
 		if !ok {
 			return ""
 		}
@@ -492,4 +491,10 @@ func longIndexed(w uint32, name string) string {
 }
 
 // itoa is the decimal text of v.
-func itoa(v uint32) string { return imm(int64(v))[1:] }
+func itoa(v uint32) string { return strconv.Itoa(int(v)) }
+
+// sve2Convs are the narrowing and widening conversions, by bits 31:16.
+var sve2Convs = map[uint32]sveConv{
+	0x6488: {"fcvtnt", 1, 2}, 0x6489: {"fcvtlt", 2, 1}, 0x64ca: {"fcvtnt", 2, 3}, 0x64cb: {"fcvtlt", 3, 2},
+	0x640a: {"fcvtxnt", 2, 3}, 0x650a: {"fcvtx", 2, 3}, 0x658a: {"bfcvt", 1, 2}, 0x648a: {"bfcvtnt", 1, 2},
+}
