@@ -86,17 +86,18 @@ if [[ -f testdata/mcjit/packages.txt ]]; then
 fi
 
 step "Debian packages"
-missing=()
-for p in $(printf '%s\n' "${packages[@]}" | sort -u); do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
+# not_installed prints those of its arguments dpkg has not installed.
+not_installed() {
+  local p
+  for p in $(printf '%s\n' "$@" | sort -u); do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+mapfile -t missing < <(not_installed "${packages[@]}")
 # npm may come with another nodejs build (NodeSource's includes it); only
 # without one are Debian's packages needed.
 command -v npm >/dev/null || missing+=(nodejs npm)
-missing_bare=()
-for p in "${bare_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing_bare+=("$p")
-done
+mapfile -t missing_bare < <(not_installed "${bare_packages[@]}")
 if ((${#missing[@]} + ${#missing_bare[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "installing: ${missing[*]} ${missing_bare[*]}"
