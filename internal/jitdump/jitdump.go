@@ -32,6 +32,7 @@ package jitdump
 import (
 	"bytes"
 	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -275,57 +276,80 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 }
 
 // finalState keeps, of the code loaded, what code placed later (loaded,
-// or moved there) does not overlap, sorted by address. Loads are sorted by
-// address and split into groups of overlapping ones; within a group
-// (usually of one), the code placed later is kept first and an earlier
-// one only if it overlaps none kept.
+// or moved there) does not overlap, sorted by address: code that
+// overwrote part of an earlier piece counts even if it was overwritten
+// in turn, since the earlier piece was gone by then.
 func finalState(loads []*Code) []Code {
-	type load struct {
-		c   *Code
-		seq int
-	}
-	var ls []load
+	var ls []*Code
 	for _, c := range loads {
 		if c.Size != 0 && c.Addr+c.Size > c.Addr {
-			ls = append(ls, load{c, c.placed})
+			ls = append(ls, c)
 		}
 	}
-	slices.SortStableFunc(ls, func(a, b load) int { return cmp.Compare(a.c.Addr, b.c.Addr) })
+	slices.SortStableFunc(ls, func(a, b *Code) int { return cmp.Compare(a.Addr, b.Addr) })
+	dead := overwritten(ls)
 	var kept []Code
-	for i := 0; i < len(ls); {
-		j, end := i+1, ls[i].c.Addr+ls[i].c.Size
-		for j < len(ls) && ls[j].c.Addr < end {
-			end = max(end, ls[j].c.Addr+ls[j].c.Size)
-			j++
+	for i, c := range ls {
+		if !dead[i] {
+			kept = append(kept, *c)
 		}
-		group := ls[i:j]
-		if len(group) == 1 {
-			kept = append(kept, *group[0].c)
-			i = j
-			continue
-		}
-		slices.SortFunc(group, func(a, b load) int { return cmp.Compare(b.seq, a.seq) })
-		var won []*Code
-		for _, g := range group {
-			overlaps := false
-			for _, w := range won {
-				if g.c.Addr < w.Addr+w.Size && w.Addr < g.c.Addr+g.c.Size {
-					overlaps = true
-					break
-				}
-			}
-			if !overlaps {
-				won = append(won, g.c)
-			}
-		}
-		slices.SortFunc(won, func(a, b *Code) int { return cmp.Compare(a.Addr, b.Addr) })
-		for _, w := range won {
-			kept = append(kept, *w)
-		}
-		i = j
 	}
 	return kept
 }
+
+// overwritten reports which of ls, sorted by address, some piece placed
+// later overlaps. One sweep by address, O(n log n) however the pieces of
+// a hostile dump overlap: the pieces still spanning the current address
+// are kept in two heaps by placement, the latest first (does one placed
+// after the new piece overlap it?) and the earliest first (which placed
+// before it does it overwrite?).
+func overwritten(ls []*Code) []bool {
+	dead := make([]bool, len(ls))
+	end := func(i int) uint64 { return ls[i].Addr + ls[i].Size }
+	latest := &placedHeap{codes: ls, latest: true}
+	earliest := &placedHeap{codes: ls}
+	for k, c := range ls {
+		for latest.Len() > 0 && end(latest.top()) <= c.Addr {
+			heap.Pop(latest)
+		}
+		if latest.Len() > 0 && ls[latest.top()].placed > c.placed {
+			dead[k] = true
+		}
+		for earliest.Len() > 0 && (end(earliest.top()) <= c.Addr || ls[earliest.top()].placed < c.placed) {
+			if i := heap.Pop(earliest).(int); end(i) > c.Addr {
+				dead[i] = true
+			}
+		}
+		heap.Push(latest, k)
+		heap.Push(earliest, k)
+	}
+	return dead
+}
+
+// placedHeap is a heap of indices into codes, by the position of the
+// record that placed each piece: the latest or the earliest on top.
+type placedHeap struct {
+	codes  []*Code
+	idx    []int
+	latest bool
+}
+
+func (h *placedHeap) Len() int { return len(h.idx) }
+func (h *placedHeap) Less(i, j int) bool {
+	a, b := h.codes[h.idx[i]].placed, h.codes[h.idx[j]].placed
+	if h.latest {
+		return a > b
+	}
+	return a < b
+}
+func (h *placedHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *placedHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
+func (h *placedHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}
+func (h *placedHeap) top() int { return h.idx[0] }
 
 func (d *Dump) warn(format string, args ...any) {
 	d.Warnings = append(d.Warnings, fmt.Sprintf(format, args...))
