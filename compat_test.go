@@ -402,3 +402,56 @@ func TestSameLinesAndUpstreamUnstable(t *testing.T) {
 		t.Error("a row with another cum: accepted")
 	}
 }
+
+// TestUpstreamTestdataParity runs every file of the test data of upstream
+// pprof's profile and internal/driver packages, at the version go.mod
+// requires, through this pprof and upstream's with the reports people
+// read most, and requires the same standard output and exit status, and
+// no panic: whatever upstream reads (or refuses), jitpprof must too. Many
+// of the files are not profiles (expected reports, sources): both must
+// refuse them alike.
+func TestUpstreamTestdataParity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs upstream and jitpprof on about 90 files, 4 reports each")
+	}
+	upstream := testenv.UpstreamPProf(t)
+	var files []string
+	for _, dir := range []string{"profile", "internal/driver"} {
+		found, err := filepath.Glob(filepath.Join(testenv.UpstreamDir(t), dir, "testdata", "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
+	}
+	if len(files) < 80 {
+		t.Fatalf("%d files in upstream's test data, want at least 80: has upstream moved them?", len(files))
+	}
+	work := t.TempDir()
+	profiles := 0
+	for _, file := range files {
+		for _, out := range [][]string{{"-top"}, {"-traces"}, {"-top", "-lines"}, {"-raw"}} {
+			name := filepath.Base(file) + " " + strings.Join(out, " ")
+			args := append(slices.Clone(out), file)
+			got := run(pprofCmd(t, work, nil, args...))
+			up := exec.Command(upstream, args...)
+			up.Dir, up.Env = work, cleanEnv(t)
+			want := run(up)
+			if bytes.Contains(got.stderr, []byte("panic:")) || bytes.Contains(got.stderr, []byte("goroutine ")) {
+				t.Errorf("%s: jitpprof panicked:\n%.3000s", name, got.stderr)
+				continue
+			}
+			if got.exitCode() != want.exitCode() {
+				t.Errorf("%s: exit status %d, upstream's %d (stderr %.500q, upstream's %.500q)", name, got.exitCode(), want.exitCode(), got.stderr, want.stderr)
+			}
+			if !bytes.Equal(got.stdout, want.stdout) {
+				t.Errorf("%s: standard output differs from upstream's:\n got: %.2000s\nwant: %.2000s", name, got.stdout, want.stdout)
+			}
+			if out[0] == "-top" && len(out) == 1 && want.exitCode() == 0 {
+				profiles++
+			}
+		}
+	}
+	if profiles < 18 {
+		t.Errorf("upstream reported %d of the files, want at least 18 (20 when written): not a test of profiles", profiles)
+	}
+}

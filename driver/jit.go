@@ -825,6 +825,9 @@ func (j *jitStage) hintAnonymous(p *profile.Profile, src string) {
 	for _, s := range p.Sample {
 		n := int64(1)
 		total += n
+		if len(s.Location) == 0 {
+			continue // a sample with no stack (upstream's gobench.heap has some)
+		}
 		l := s.Location[0]
 		if len(l.Line) > 0 || l.Address == 0 {
 			continue

@@ -800,6 +800,9 @@ func putMainFirst(p *profile.Profile, main func() *profile.Mapping) {
 	if best < 0 {
 		count := map[*profile.Mapping]int{}
 		for _, s := range p.Sample {
+			if len(s.Location) == 0 {
+				continue
+			}
 			if m := s.Location[0].Mapping; m != nil {
 				count[m]++
 			}
