@@ -434,13 +434,13 @@ func TestNodeUnwindingInfo(t *testing.T) {
 		}
 		with++
 		o, _ := set.Lookup(c.Addr)
-		eh, err := o.EHFrame(c.Addr)
+		eh, err := o.CallFrameInfo(c.Addr)
 		// V8's .eh_frame_hdr gives the .eh_frame relative to itself: the
 		// table's first entry is the code's.
-		if err != nil || eh == nil || eh.Code != c.Addr || eh.Addr != 0 {
+		if err != nil || eh == nil || eh.Code != c.Addr || eh.EHFrameAddr != 0 || eh.Relocated {
 			t.Fatalf("%s at %#x: %+v, %v", c.Name, c.Addr, eh, err)
 		}
-		tab, bias, err := cfi.ForCode(c.Name, cfi.ArchOf(eh.Machine), eh.ByteOrder, eh.Data, eh.Addr, eh.Code)
+		tab, bias, err := cfi.ForCode(c.Name, cfi.ArchOf(eh.Machine), eh.ByteOrder, eh.EHFrame, eh.EHFrameAddr, eh.Code)
 		if err != nil || tab == nil {
 			t.Fatalf("%s: no table, %v", c.Name, err)
 		}

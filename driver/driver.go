@@ -157,7 +157,16 @@ func newRun(o *Options) *run {
 	}
 	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
 	r.tool = newObjTool(&r.opts, mode, r.ui)
-	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
+	// One cache of JIT objects for the run, shared by the JIT stage, the
+	// perf.data converter and the object tool's code views; the object
+	// tool indexes LLVM dumps' DWARF for it.
+	if r.tool != nil {
+		r.jitCache = r.tool.JIT()
+	} else {
+		r.jitCache = jprofile.NewCache(jprofile.CacheOptions{})
+	}
+	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.jitCache)
+	r.jit.binutils = r.tool == nil
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
 	r.flags.AddExtraUsage(objtoolUsage)
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
@@ -181,8 +190,9 @@ type run struct {
 	ui        UI
 	transport http.RoundTripper
 	jit       *jitStage
-	tool      *objtool.Tool // jitpprof's object tool, nil if not used
-	subst     substitutes   // files read from perf's build-ID cache
+	jitCache  *jprofile.Cache // the run's JIT objects
+	tool      *objtool.Tool   // jitpprof's object tool, nil if not used
+	subst     substitutes     // files read from perf's build-ID cache
 
 	maxProfileMB *int // -max_profile_mb
 
@@ -197,7 +207,9 @@ type run struct {
 func (r *run) close() {
 	r.jit.close()
 	if r.tool != nil {
-		r.tool.Close()
+		r.tool.Close() // and its JIT object cache, the run's
+	} else {
+		r.jitCache.Close()
 	}
 }
 

@@ -77,7 +77,7 @@ func Extend(p *profile.Profile, memoryMap []byte, objs *ObjectSet) (*Result, err
 			if ownedByFile(l.Mapping) {
 				// Perf maps list code inside files too (V8's builtins
 				// in node's own text): there, the file is expected to win.
-				if obj.Kind == LLVMDump {
+				if obj.source().exact() {
 					res.Conflicts++
 				}
 			} else {

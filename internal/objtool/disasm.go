@@ -32,11 +32,11 @@ const maxDisasmBytes = 64 << 20
 // hundred bytes on either side.
 func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
 	if magic, err := readMagic(file); err == nil && isJITDump(magic) {
-		df := t.loadDump(file)
-		if df.err != nil {
-			return nil, df.err
+		o, err := t.jitCode(file)
+		if err != nil {
+			return nil, err
 		}
-		return t.disasmDump(df, start, end, intelSyntax)
+		return t.disasmJITCode(o, start, end, intelSyntax)
 	}
 	if e, ok := t.foreignFor(file); ok {
 		return t.disasmForeign(e, start, end, intelSyntax)

@@ -48,6 +48,7 @@ import (
 	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/plt"
 	"github.com/jitpprof/pprof/internal/regfile"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // Options configures a Tool.
@@ -64,14 +65,19 @@ type Options struct {
 	// binary with a build ID when none is found locally, as
 	// llvm-symbolizer does when DEBUGINFOD_URLS is set.
 	Debuginfod *debuginfod.Client
+	// JIT is the run's cache of JIT objects, from which the code views
+	// of JIT objects that hold their code (jitdumps) are answered. Nil
+	// gives the Tool a cache of its own, closed with it.
+	JIT *jprofile.Cache
 }
 
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
 // use. Close releases the files it keeps open.
 type Tool struct {
-	opts  Options
-	bins  oncemap.Map[string, *binFile]
-	dumps oncemap.Map[string, *dumpFile]
+	opts    Options
+	bins    oncemap.Map[string, *binFile]
+	jit     *jprofile.Cache
+	ownsJIT bool // jit is the Tool's own, closed with it
 	// foreign holds the binaries read with the standard library:
 	// Mach-O, PE, and ELF files of another class or machine.
 	foreign oncemap.Map[string, *foreignEntry]
@@ -86,12 +92,20 @@ type Tool struct {
 	prefetching sync.WaitGroup
 }
 
+// JIT returns the Tool's cache of JIT objects: Options.JIT, or the one
+// it made, whose LLVM dumps it indexes (see IndexFrames).
+func (t *Tool) JIT() *jprofile.Cache { return t.jit }
+
 // New returns a Tool configured by o.
 func New(o Options) *Tool {
 	if o.DebugDirs == nil {
 		o.DebugDirs = []string{DefaultDebugDir}
 	}
-	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{}}
+	t := &Tool{opts: o, jit: o.JIT, fellBack: map[string]bool{}, said: map[string]bool{}}
+	if t.jit == nil {
+		t.jit, t.ownsJIT = jprofile.NewCache(jprofile.CacheOptions{Index: t}), true
+	}
+	return t
 }
 
 // binFile is one ELF file, parsed once.
@@ -177,10 +191,8 @@ func (t *Tool) Close() error {
 	var first error
 	t.closeOnce.Do(func() {
 		t.prefetching.Wait()
-		for _, d := range t.dumps.Drain() {
-			if d.f != nil {
-				d.f.Close()
-			}
+		if t.ownsJIT {
+			t.jit.Close()
 		}
 		for _, e := range t.foreign.Drain() {
 			if e.b != nil {
@@ -237,7 +249,7 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 		return nil, err
 	}
 	if isJITDump(magic) {
-		return t.openDump(name, start, limit, offset)
+		return t.openJITCode(name, start, limit, offset)
 	}
 	if !bytes.Equal(magic, []byte(elf.ELFMAG)) {
 		// Not a word about files of no object format: pprof tries the

@@ -1,4 +1,4 @@
-package perfdata
+package procfs
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // namespace, one of another name now holding the PID, or one that ended
 // has them taken as recorded. The proc file system here is a tree of
 // files as /proc has them.
-func TestProcFS(t *testing.T) {
+func TestFS(t *testing.T) {
 	proc := t.TempDir()
 	write := func(name, data string) {
 		t.Helper()
@@ -62,7 +62,7 @@ func TestProcFS(t *testing.T) {
 	write("300/status", "NSpid:\t300\t1\n")
 	write("300/root/tmp/perf-1.map", "1000 10 other\n")
 
-	fs := newProcFS(proc)
+	fs := New(proc)
 	for _, tc := range []struct {
 		pid        uint32
 		comm, path string
@@ -79,15 +79,15 @@ func TestProcFS(t *testing.T) {
 		{300, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""},
 		{400, "node", "/tmp/jit-1.dump", "/tmp/jit-1.dump", ""}, // ended
 	} {
-		if got := fs.path(tc.pid, tc.comm, tc.path); got != tc.want {
-			t.Errorf("path(%d, %q, %s) = %s, want %s", tc.pid, tc.comm, tc.path, got, tc.want)
+		if got := fs.Path(tc.pid, tc.comm, tc.path); got != tc.want {
+			t.Errorf("Path(%d, %q, %s) = %s, want %s", tc.pid, tc.comm, tc.path, got, tc.want)
 		}
-		if got := fs.perfMap(tc.pid, tc.comm); got != tc.wantMap {
-			t.Errorf("perfMap(%d, %q) = %q, want %q", tc.pid, tc.comm, got, tc.wantMap)
+		if got := fs.PerfMap(tc.pid, tc.comm); got != tc.wantMap {
+			t.Errorf("PerfMap(%d, %q) = %q, want %q", tc.pid, tc.comm, got, tc.wantMap)
 		}
 	}
 	// Without a proc file system, files are taken as recorded.
-	if got := newProcFS("").path(100, "node", "/tmp/jit-1.dump"); got != "/tmp/jit-1.dump" {
+	if got := New("").Path(100, "node", "/tmp/jit-1.dump"); got != "/tmp/jit-1.dump" {
 		t.Errorf("no /proc: %s", got)
 	}
 }
