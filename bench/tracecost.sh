@@ -4,7 +4,7 @@
 # side by side with the same command run plainly (bench/tracecost).
 #
 # Workloads:
-#   threads  python3 starting and joining 3000 threads: clone(2) is not
+#   threads  Debian's python3 starting and joining 3000 threads: clone(2) is not
 #            traced, so it costs no stop
 #   forks    sh running /bin/true 1000 times: the children are not
 #            traced, but each SIGCHLD the traced shell receives is a
@@ -44,7 +44,7 @@ fi
 
 bench() { "$work/tracecost" -r "$runs" "$@" 2>/dev/null | sed 1d; }
 printf '%-12s %-7s %9s %9s %9s %9s %7s %9s\n' workload mode wall_s cmd_cpu_s self_cpu_s rss_kib stops held_s
-bench threads python3 -c 'import threading
+bench threads /usr/bin/python3 -c 'import threading
 for _ in range(3000):
     t = threading.Thread(target=lambda: None); t.start(); t.join()'
 bench forks sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done'

@@ -26,7 +26,10 @@ import (
 //
 // If the command cannot be made ready (it is killed at its first
 // instruction and reaped), or cannot be started, StartTraced returns the
-// error and the command does not run.
+// error and the command does not run. Once it has returned, Resume or
+// Wait must be called: the command waits at its first instruction until
+// then. To give up on a command that has not run (its recording could
+// not be set up), kill it (cmd.Process.Kill) and Wait.
 func (o Options) StartTraced(cmd *exec.Cmd, dir string) (*Tracer, error) {
 	var attr syscall.SysProcAttr
 	if cmd.SysProcAttr != nil {

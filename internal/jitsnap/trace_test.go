@@ -230,6 +230,27 @@ func TestTraceKilled(t *testing.T) {
 	}
 }
 
+// TestTraceKilledBeforeResume: a command given up on at its first
+// instruction (killed, then waited for) ends without having run.
+func TestTraceKilledBeforeResume(t *testing.T) {
+	sh := testenv.Tool(t, "sh", "dash")
+	cmd := exec.Command(sh, "-c", "echo ran")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	tr, err := StartTraced(cmd, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	ex, err := waitTimeout(t, tr, 10*time.Second)
+	if ws, _ := ex.State.Sys().(syscall.WaitStatus); err == nil || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("got %v (%v), want death by SIGKILL", ex.State, err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("the command ran: it printed %q", out.String())
+	}
+}
+
 // TestTraceStartFails: a command that cannot be started is an error,
 // as from cmd.Start.
 func TestTraceStartFails(t *testing.T) {
