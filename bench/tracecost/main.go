@@ -48,8 +48,17 @@ func main() {
 	}
 	var plain, traced []sample
 	for i := 0; i < *runs; i++ {
-		plain = append(plain, measure(args, ""))
-		traced = append(traced, measure(args, *dir))
+		s, err := measure(args, "")
+		if err == nil {
+			plain = append(plain, s)
+			s, err = measure(args, *dir)
+			traced = append(traced, s)
+		}
+		if err != nil {
+			log.Print(err)
+			os.RemoveAll(*dir)
+			os.Exit(1)
+		}
 	}
 	fmt.Printf("%-12s %-7s %9s %9s %9s %9s %7s %9s\n", "workload", "mode", "wall_s", "cmd_cpu_s", "self_cpu_s", "rss_kib", "stops", "held_s")
 	for _, m := range []struct {
@@ -75,7 +84,7 @@ type sample struct {
 
 // measure runs args once, traced with snapshots into dir unless dir is
 // "".
-func measure(args []string, dir string) sample {
+func measure(args []string, dir string) (sample, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	before := selfCPU()
@@ -83,16 +92,16 @@ func measure(args []string, dir string) sample {
 	var s sample
 	if dir == "" {
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("%q: %v", args, err)
+			return s, fmt.Errorf("%q: %w", args, err)
 		}
 	} else {
 		tr, err := jitsnap.StartTraced(cmd, dir)
 		if err != nil {
-			log.Fatal(err)
+			return s, err
 		}
 		ex, err := tr.Wait()
 		if err != nil {
-			log.Fatalf("%q: %v", args, err)
+			return s, fmt.Errorf("%q traced: %w", args, err)
 		}
 		s.stops, s.held = ex.Stops, ex.Held.Seconds()
 	}
@@ -103,7 +112,7 @@ func measure(args []string, dir string) sample {
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 		s.rss = ru.Maxrss
 	}
-	return s
+	return s, nil
 }
 
 // selfCPU returns this process's user+sys time, its children excluded.
