@@ -55,10 +55,10 @@ type Exit struct {
 	// Cmd.ProcessState.
 	State *os.ProcessState
 	// Snapshot is the snapshot taken at the exit, or nil if there was
-	// none (SnapshotErr says why). A command killed by SIGKILL is not
-	// held at its exit stop (Linux reports the stop but does not wait
-	// with SIGKILL pending), so its snapshot races with its teardown and
-	// usually fails.
+	// none (SnapshotErr says why). A command killed by a signal stops
+	// at its exit too, even by SIGKILL (Linux 6.18 holds it there, as a
+	// test here checks); a kernel that did not would leave the snapshot
+	// racing with the process's teardown.
 	Snapshot *Result
 	// SnapshotErr is why there is no Snapshot: an *Error, of kind
 	// ErrNoInterface for a program without a GDB JIT interface; nil when
