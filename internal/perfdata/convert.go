@@ -125,10 +125,11 @@ type converter struct {
 	unw    *unwinder // nil: stacks are the callchains
 	replay JITCode   // nil: code is named after what is there at the end
 
-	locs  map[locKey]*profile.Location
-	funcs map[string]*profile.Function
-	byPID map[uint32]map[uint64]*profile.Location // locations by pid, then address
-	last  struct {                                // the last pid's, the next sample's most likely
+	mappings map[*mmapping]*profile.Mapping // made on first use
+	locs     map[locKey]*profile.Location
+	funcs    map[string]*profile.Function
+	byPID    map[uint32]map[uint64]*profile.Location // locations by pid, then address
+	last     struct {                                // the last pid's, the next sample's most likely
 		pid  uint32
 		locs map[uint64]*profile.Location
 	}
@@ -162,7 +163,7 @@ type eventAdd struct {
 func newConverter(rec *Recording, opts Options) *converter {
 	c := &converter{rec: rec, f: rec.f, opts: opts, p: &profile.Profile{},
 		conv:  &Conversion{PIDs: rec.PIDs, JITFiles: slices.Clone(rec.JITDumps)},
-		noted: map[string]bool{}, locs: map[locKey]*profile.Location{}, funcs: map[string]*profile.Function{},
+		noted: map[string]bool{}, mappings: map[*mmapping]*profile.Mapping{}, locs: map[locKey]*profile.Location{}, funcs: map[string]*profile.Function{},
 		byPID: map[uint32]map[uint64]*profile.Location{}, replayed: map[[3]uint64]*profile.Location{},
 		replayFuncs: map[[3]string]*profile.Function{}, same: map[string]*profile.Sample{},
 		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}}
@@ -295,27 +296,28 @@ func (c *converter) setKallsyms(ks *kallsyms, from string) {
 // mappingOf returns the profile's mapping of mm, added when first asked;
 // the file's warmer is told, unless quiet.
 func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
-	if mm.m != nil {
-		return mm.m
+	if m := c.mappings[mm]; m != nil {
+		return m
 	}
 	p := c.p
-	mm.m = &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
+	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
+	c.mappings[mm] = m
 	if id := mm.buildID; id != nil {
-		mm.m.BuildID = fmt.Sprintf("%x", id)
+		m.BuildID = fmt.Sprintf("%x", id)
 	} else if id := c.f.BuildIDs[mm.file]; id != nil {
-		mm.m.BuildID = fmt.Sprintf("%x", id)
+		m.BuildID = fmt.Sprintf("%x", id)
 	}
 	if c.opts.Warm != nil && !quiet && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
 		c.opts.Warm.Warm(mm.file)
 	}
 	if mm.file == "[kernel.kallsyms]" {
-		mm.m.KernelRelocationSymbol = "_text"
+		m.KernelRelocationSymbol = "_text"
 		if c.ksyms != nil {
-			mm.m.HasFunctions = true
+			m.HasFunctions = true
 		}
 	}
-	p.Mapping = append(p.Mapping, mm.m)
-	return mm.m
+	p.Mapping = append(p.Mapping, m)
+	return m
 }
 
 // newLocation returns the location of addr in process pid, made when

@@ -56,7 +56,6 @@ type mmapping struct {
 	start, limit, offset uint64
 	file                 string
 	buildID              []byte
-	m                    *profile.Mapping // made on first use, by the converter
 	// The file's call frame information, once the unwinder looked for it
 	// (nil if there is none to use).
 	cfi      *cfi.File
@@ -272,8 +271,13 @@ type timedComm struct {
 
 // commOf returns the command a thread had at time t, by its commands
 // cs (in time order), or last, its last, when cs does not tell (one
-// command, samples without times).
+// command, samples without times). A process forked without exec has
+// no COMM record of its own, only the command it had from its parent
+// (see Recording.side): that one.
 func commOf(cs []timedComm, last string, t uint64) string {
+	if last == "" && len(cs) > 0 && (len(cs) < 2 || t == 0) {
+		return cs[len(cs)-1].comm
+	}
 	if len(cs) < 2 || t == 0 {
 		return last
 	}
