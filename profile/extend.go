@@ -33,7 +33,7 @@ type Result struct {
 // Extend runs the extended-mapping stage on p, a profile just parsed
 // from data in the legacy or proto format.
 //
-// If memoryMap is not nil (see LegacyMemoryMap), p's mappings are
+// If memoryMap is not nil (as Parse returns it), p's mappings are
 // replaced by mappings rebuilt from it (see legacyMappings for the rules
 // and how they differ from upstream pprof's), and every location is
 // assigned again. Otherwise p's mappings are kept.

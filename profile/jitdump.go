@@ -103,7 +103,7 @@ func (d *jitDumpData) Frames(addr uint64) []Frame {
 
 // frameAt is the frame of addr in code whose name gives f and whose line
 // table is lines: the function (V8's names split into function, script
-// and line, see SplitV8Name; PHP's named by their function) and the line
+// and line, see splitV8Name; PHP's named by their function) and the line
 // of the entry covering addr. The JIT stage, the replay and the object
 // tool's code views all name jitdump code so.
 func frameAt(f Frame, lines []jitdump.Line, addr uint64) Frame {

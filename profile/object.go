@@ -81,7 +81,7 @@ func (noData) close() error                                 { return nil }
 // source returns o's kind (an object made by hand has only its Kind).
 func (o *Object) source() Source {
 	if o.src == nil {
-		return SourceOf(o.Kind)
+		return sourceOfKind(o.Kind)
 	}
 	return o.src
 }

@@ -23,7 +23,7 @@ const (
 	// PerfMap is perf-PID.map, the text list of code ranges and names
 	// that V8, the JVM, .NET, CPython 3.12+, wasmtime, LuaJIT and LLVM
 	// write for Linux perf. Function names only (V8's carry a script
-	// position; see [SplitV8Name]).
+	// position; see [NameFrame]).
 	PerfMap
 	// JITDump is jit-PID.dump, perf's binary JIT format: names, line
 	// tables and the code bytes, and when each piece of code was loaded,
@@ -86,8 +86,8 @@ type FrameSource interface {
 // maps and jitdump files, in the order of their Kind values.
 func Sources() []Source { return []Source{llvmDumps{}, perfMaps{}, jitDumps{}} }
 
-// SourceOf returns the Source of kind k.
-func SourceOf(k Kind) Source { return Sources()[k] }
+// sourceOfKind returns the Source of kind k.
+func sourceOfKind(k Kind) Source { return Sources()[k] }
 
 // sourceOf returns the kind of JIT source a file name is, if any.
 func sourceOf(name string) (Source, bool) {
@@ -177,7 +177,7 @@ var v8Name = regexp.MustCompile(`^(?:JS|LazyCompile|Function|Script):[*~^+]?(\S*
 // the tier that compiled it: "JS:hash_loop-0-turbofan".
 var v8WasmName = regexp.MustCompile(`^(?:JS|Function):(.+)-(?:\d+|<anonymous>)-(?:liftoff|turbofan|none|interpreter)$`)
 
-// SplitV8Name splits a V8 code name into the function, its script and
+// splitV8Name splits a V8 code name into the function, its script and
 // the line the function starts on: "JS:*work /app.js:3:14" gives "work",
 // "/app.js", 3. The tier mark is dropped, so that one function's code in
 // several tiers adds up to one row; an anonymous function is
@@ -186,7 +186,7 @@ var v8WasmName = regexp.MustCompile(`^(?:JS|Function):(.+)-(?:\d+|<anonymous>)-(
 // "hash_loop", "", 0): V8 names no module, and one function's Liftoff
 // and TurboFan code add up (two functions of one name in a module do
 // too). Other names are left whole (ok false).
-func SplitV8Name(name string) (fn, file string, line int, ok bool) {
+func splitV8Name(name string) (fn, file string, line int, ok bool) {
 	// The regular expressions run on the names that can match them:
 	// they cost a microsecond a name, for every address symbolized.
 	prefix, rest, _ := strings.Cut(name, ":")
@@ -224,12 +224,12 @@ func SplitV8Name(name string) (fn, file string, line int, ok bool) {
 var phpName = regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
 
 // NameFrame is the frame of a perf map's or jitdump's code name. V8's
-// names are split (see [SplitV8Name]); PHP's name the function the code
+// names are split (see [NameFrame]); PHP's name the function the code
 // is of, or a trace starts in, so that a function's traces add up to one
 // row, as V8's tiers do (PHP names no file, and the line a trace starts
 // on is not the function's). Others are the function's name whole.
 func NameFrame(name string) Frame {
-	if fn, file, line, ok := SplitV8Name(name); ok {
+	if fn, file, line, ok := splitV8Name(name); ok {
 		return Frame{Func: fn, File: file, Line: line, StartLine: line}
 	}
 	if strings.HasPrefix(name, "JIT$") || strings.HasPrefix(name, "TRACE-") {
