@@ -276,7 +276,8 @@ else
 fi
 
 step "Go tests"
-JITPPROF_MATRIX=$build/llvm-matrix.md go test -count=1 ./...
+# internal/e2e holds the end-to-end tests, over ten minutes on 2 CPUs.
+JITPPROF_MATRIX=$build/llvm-matrix.md go test -count=1 -timeout=40m ./...
 
 step "LLVM matrix: pprof's JIT frames against each version's llvm-symbolizer"
 echo "| LLVM | JIT | run | profile | locations | differences |"

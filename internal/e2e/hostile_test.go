@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -303,8 +303,8 @@ func TestHostileCorpus(t *testing.T) {
 			// binary would report the test's own peak RSS, which Linux
 			// carries across exec.
 			rssFile := filepath.Join(t.TempDir(), "rss")
-			cmd := exec.CommandContext(ctx, timeTool, "-f", "%M", "-o", rssFile, os.Args[0], "-top", "-jit_dir", jit, prof)
-			cmd.Dir, cmd.Env = dir, append(append(cleanEnv(t), runAsPProf+"=1"), mr.env()...)
+			cmd := exec.CommandContext(ctx, timeTool, "-f", "%M", "-o", rssFile, pprofBin, "-top", "-jit_dir", jit, prof)
+			cmd.Dir, cmd.Env = dir, append(cleanEnv(t), mr.env()...)
 			start := time.Now()
 			r := run(cmd)
 			elapsed := time.Since(start)

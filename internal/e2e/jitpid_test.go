@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -72,7 +72,7 @@ func TestUnmodifiedMCJITProcess(t *testing.T) {
 
 	// jitsnap -pid PID -o DIR, the command users run.
 	jitsnapBin := filepath.Join(t.TempDir(), "jitsnap")
-	if b, err := exec.Command("go", "build", "-o", jitsnapBin, "./cmd/jitsnap").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", jitsnapBin, "github.com/jitpprof/pprof/cmd/jitsnap").CombinedOutput(); err != nil {
 		t.Fatalf("building jitsnap: %v\n%s", err, b)
 	}
 	snap := filepath.Join(t.TempDir(), "snap")
