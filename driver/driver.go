@@ -168,6 +168,7 @@ func newRun(o *Options) *run {
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.jitCache)
 	r.jit.binutils = r.tool == nil
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
+	r.flags.AddExtraUsage(perfdataUsage)
 	r.flags.AddExtraUsage(objtoolUsage)
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
 	r.flags.AddExtraUsage(limitsUsage)

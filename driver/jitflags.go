@@ -15,8 +15,8 @@ const (
 
 // jitUsage is the help text for the JIT flags.
 const jitUsage = `  JIT code (jitpprof):
-    -jit_dir              Directories holding JIT objects (NAME.elf + NAME.meta,
-                          perf-PID.map, jit-PID.dump)
+    -jit_dir              Directories holding JIT objects (NAME.elf, with its
+                          NAME.meta if any; perf-PID.map; jit-PID.dump)
                           Comma- or path-list-separated; may be repeated.
                           Default: $PPROF_JIT_DIR, else the first of the
                           profile's directory, the current directory and
@@ -39,7 +39,7 @@ type jitFlags struct {
 func defineJITFlags(flags *flagRecorder) jitFlags {
 	flags.AddExtraUsage(jitUsage)
 	return jitFlags{
-		dir: flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf, NAME.meta, perf-*.map, jit-*.dump)"),
+		dir: flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf [+ NAME.meta], perf-*.map, jit-*.dump)"),
 		sym: flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
 		pid: flags.Int("jit_pid", 0, "Snapshot the JIT objects of this live process and use them"),
 	}
