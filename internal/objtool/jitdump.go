@@ -10,7 +10,6 @@ import (
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/ianlancetaylor/demangle"
-	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/regfile"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -145,6 +144,14 @@ func (t *Tool) disasmDump(df *dumpFile, start, end uint64, intelSyntax bool) ([]
 		}
 	}
 	m := elfMachine(d.Machine)
+	syn, err := t.textSyntax(false, intelSyntax)
+	if err != nil {
+		return nil, err
+	}
+	class := elf.ELFCLASS64 // a jitdump's code is of the process's own word size, 64-bit but for 386 and ARM
+	if m == elf.EM_386 || m == elf.EM_ARM {
+		class = elf.ELFCLASS32
+	}
 	name := func(addr uint64) (string, uint64, bool) {
 		c := d.Lookup(addr)
 		if c == nil {
@@ -167,7 +174,7 @@ func (t *Tool) disasmDump(df *dumpFile, start, end uint64, intelSyntax bool) ([]
 		if _, err := df.f.ReadAt(code, c.CodeOffset+int64(lo-c.Addr)); err != nil {
 			return nil, fmt.Errorf("%s: reading the code of %s: %v", df.path, c.Name, err)
 		}
-		insts, err := disasm.Decode(m, d.ByteOrder, code, lo, intelSyntax, name)
+		insts, err := decodeText(m, class, d.ByteOrder, code, lo, syn, name)
 		if err != nil {
 			return nil, decodeErr(df.path, err)
 		}

@@ -64,6 +64,10 @@ type Options struct {
 	// binary with a build ID when none is found locally, as
 	// llvm-symbolizer does when DEBUGINFOD_URLS is set.
 	Debuginfod *debuginfod.Client
+	// Syntax is the assembler syntax of Disasm's text; the zero value,
+	// SyntaxAuto, is Go's for Go binaries (and their listings those of
+	// go tool pprof, see goListing) and objdump's for the others.
+	Syntax Syntax
 }
 
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
@@ -117,6 +121,9 @@ type binFile struct {
 
 	pltOnce sync.Once
 	plt     []plt.Entry // its PLT stubs
+
+	goListOnce sync.Once
+	goList     *goListing // a Go binary's listing in Go syntax; see goListingFor
 
 	answers answers // what Prefetch found
 }
