@@ -13,7 +13,7 @@
 //     addresses in JIT code are attached to one mapping per JIT object,
 //     which is then symbolized in process (see -jit_symbolizer).
 //   - Flagset: adds jitpprof's flags (-jit_dir, -jit_symbolizer,
-//     -jit_pid, -objtool, -max_profile_mb, -folded and -collapsed,
+//     -jit_pid, -objtool, -asm_syntax, -max_profile_mb, -folded and -collapsed,
 //     -flamegraph, -flamegraph_title) and reads upstream's -symbolize.
 //   - Obj: jitpprof's in-process object tool (package
 //     internal/objtool), unless the caller gives one or -objtool=binutils
@@ -156,15 +156,20 @@ func newRun(o *Options) *run {
 		r.transport = transport.New(r.flags)
 	}
 	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
-	r.tool = newObjTool(&r.opts, mode, r.ui)
+	syntax, syntaxErr := asmSyntax(fs)
+	r.tool = newObjTool(&r.opts, mode, syntax, r.ui)
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
+	r.flags.String("asm_syntax", "auto", "Assembler syntax of disassembly: auto, go, gnu or intel")
 	r.flags.AddExtraUsage(objtoolUsage)
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
 			return modeErr
+		}
+		if syntaxErr != nil {
+			return syntaxErr
 		}
 		return r.jit.checkFlags()
 	}
