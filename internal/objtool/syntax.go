@@ -64,7 +64,7 @@ const (
 
 // errGoIntel is Disasm's error when Go syntax and pprof's -intel_syntax
 // are both asked for.
-var errGoIntel = errors.New("Go's assembler syntax (-asm_syntax=go) has no Intel form; drop -intel_syntax or choose another -asm_syntax")
+var errGoIntel = errors.New("-asm_syntax=go: Go's assembler syntax has no Intel form; drop -intel_syntax or choose another -asm_syntax")
 
 // textSyntax returns the syntax of a Disasm call for a binary that is a
 // Go binary or not, pprof asking for Intel syntax or not.
