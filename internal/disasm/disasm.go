@@ -9,6 +9,10 @@
 // output as the instruction text. doc/disasm.md lists the remaining
 // differences from objdump, all cosmetic, and the measured agreement.
 //
+// DecodeGo prints Go's assembler syntax instead, as go tool objdump and
+// go tool pprof do, with x/arch's own GoSyntax printers: the text of Go
+// binaries' code views.
+//
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
 // RISC-V (RV64GC; RV32GC with DecodeRV32), PowerPC64 (either byte
 // order), 32-bit PowerPC, s390x, LoongArch (LA64 with its LSX and LASX

@@ -1,6 +1,7 @@
 package objtool
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"regexp"
@@ -8,7 +9,6 @@ import (
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/ianlancetaylor/demangle"
-	"github.com/jitpprof/pprof/internal/disasm"
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/jitsym"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -131,6 +131,14 @@ func (t *Tool) disasmJITCode(o *jitCodeObj, start, end uint64, intelSyntax bool)
 		}
 	}
 	_, m, bo, _ := o.obj.Code()
+	syn, err := t.textSyntax(false, intelSyntax)
+	if err != nil {
+		return nil, err
+	}
+	class := elf.ELFCLASS64 // a jitdump's code is of the process's own word size, 64-bit but for 386 and ARM
+	if m == elf.EM_386 || m == elf.EM_ARM {
+		class = elf.ELFCLASS32
+	}
 	name := func(addr uint64) (string, uint64, bool) {
 		c, ok := o.lookup(addr)
 		if !ok {
@@ -152,7 +160,7 @@ func (t *Tool) disasmJITCode(o *jitCodeObj, start, end uint64, intelSyntax bool)
 		if err := o.obj.ReadCode(code, lo); err != nil {
 			return nil, err
 		}
-		insts, err := disasm.Decode(m, bo, code, lo, intelSyntax, name)
+		insts, err := decodeText(m, class, bo, code, lo, syn, name)
 		if err != nil {
 			return nil, decodeErr(o.obj.Path, err)
 		}

@@ -69,6 +69,10 @@ type Options struct {
 	// of JIT objects that hold their code (jitdumps) are answered. Nil
 	// gives the Tool a cache of its own, closed with it.
 	JIT *jprofile.Cache
+	// Syntax is the assembler syntax of Disasm's text; the zero value,
+	// SyntaxAuto, is Go's for Go binaries (and their listings those of
+	// go tool pprof, see goListing) and objdump's for the others.
+	Syntax Syntax
 }
 
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
@@ -131,6 +135,9 @@ type binFile struct {
 
 	pltOnce sync.Once
 	plt     []plt.Entry // its PLT stubs
+
+	goListOnce sync.Once
+	goList     *goListing // a Go binary's listing in Go syntax; see goListingFor
 
 	answers answers // what Prefetch found
 }
