@@ -160,7 +160,9 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	// a process that moved to another CPU when it exec'd may have its
 	// new executable's MMAP before the COMM of its exec in the file.
 	var side []Record
+	var sb sideBand
 	err := f.records(false, func(r *Record) bool {
+		sb.scan(r)
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2, RecordComm, RecordFork:
 			side = append(side, *r)
@@ -227,6 +229,10 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 		return nil, nil, err
 	}
 	conv.PIDs = slices.Sorted(maps.Keys(recorded))
+	if n := sb.note(); n != "" {
+		conv.Notes = append(conv.Notes, n)
+	}
+	off := newOffCPU(f, &sb)
 	proc := newProcFS(opts.Proc)
 	jitSeen := map[string]bool{}
 	for _, m := range jitMMaps {
@@ -259,7 +265,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	// sample type, by default.
 	var events []*Attr
 	for i := range f.Attrs {
-		if a := &f.Attrs[i]; a.Type != 1 || a.Config != 9 { // PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY
+		if a := &f.Attrs[i]; (a.Type != 1 || a.Config != 9) && !off.blocks(a) { // PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY
 			events = append(events, a)
 		}
 	}
@@ -289,6 +295,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 		}
 	}
+	off.sampleTypes(p)
 	attrIndex := map[*Attr]int{}
 	for i, a := range events {
 		attrIndex[a] = i
@@ -484,9 +491,10 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 	var unwound []uint64
 	err = f.Records(func(r *Record) bool {
 		if r.Type != RecordSample {
+			off.side(r)
 			return true
 		}
-		if _, ok := attrIndex[r.Attr]; !ok && len(r.Group) == 0 {
+		if _, ok := attrIndex[r.Attr]; !ok && len(r.Group) == 0 && !off.blocks(r.Attr) {
 			return true // the dummy event's
 		}
 		nsamples++
@@ -557,7 +565,7 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			}
 			stack = append(stack, location(r.PID, ip))
 		}
-		if len(stack) == 0 {
+		if len(stack) == 0 || off.sample(r, stack) {
 			return true
 		}
 		c := commOf(commAt[r.TID], comm[r.TID], r.Time)
@@ -612,6 +620,11 @@ func (f *File) Profile(opts Options) (*profile.Profile, *Conversion, error) {
 			return nil, nil, f.errorf(f.dataOff, "the recording was not finished (perf record was stopped before it completed the file) and has no samples")
 		}
 		conv.Notes = append(conv.Notes, fmt.Sprintf("the recording was not finished (perf record was stopped before it completed the file): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", nsamples))
+	}
+	if n := off.finish(p, func(pid, tid uint32, t uint64) string {
+		return cmp.Or(commOf(commAt[tid], comm[tid], t), commOf(commAt[pid], comm[pid], t))
+	}); n != "" {
+		conv.Notes = append(conv.Notes, n)
 	}
 	if last > first {
 		p.DurationNanos = int64(last - first)
