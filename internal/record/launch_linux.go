@@ -54,6 +54,14 @@ func startCommand(o *Options, notify func()) (*child, error) {
 		err = nil // a shell runs it too
 	}
 	if err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			err = ee.Err // exec.Error repeats the name
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, &CommandError{Name: name, Status: 127, Err: err}
 		}

@@ -32,6 +32,7 @@ func (r *recorder) startFile() error {
 		}
 		events = append(events, e)
 	}
+	r.ids = events[0].ids
 	fw, err := newFileWriter(r.o.Output, events)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", r.o.Output.Name(), err)
@@ -96,7 +97,10 @@ func (r *recorder) loop(start time.Time) error {
 	for _, fd := range procs.fds {
 		pfds = append(pfds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
-	st := &drainStats{mapped: r.mapped}
+	st := &drainStats{mapped: r.mapped, primary: map[uint64]bool{}}
+	for _, id := range r.ids {
+		st.primary[id] = true
+	}
 	ended := false // by the user or the clock
 	for {
 		timeout := pollInterval
@@ -146,7 +150,7 @@ func (r *recorder) loop(start time.Time) error {
 	if err := r.drainAll(st); err != nil {
 		return err
 	}
-	r.res.Samples = st.samples
+	r.res.Samples, r.res.BlockSamples = st.samples, st.blocks
 	return nil
 }
 

@@ -139,10 +139,11 @@ type Result struct {
 	// PIDs are the processes recorded: the command launched, or those
 	// attached to.
 	PIDs []int
-	// Samples is the number of samples written, Bytes the size of the
-	// file.
-	Samples int64
-	Bytes   int64
+	// Samples is the number of samples of the event written,
+	// BlockSamples that of sched:sched_switch samples (the stacks where
+	// threads blocked), Bytes the size of the file.
+	Samples, BlockSamples int64
+	Bytes                 int64
 	// Duration is how long the recording ran.
 	Duration time.Duration
 	// Event is the event sampled, after any fallback.

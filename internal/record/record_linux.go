@@ -106,6 +106,7 @@ type recorder struct {
 	targets map[int]map[int]bool
 	files   map[string]bool // executable files mapped; true: the kernel's
 	fw      *fileWriter
+	ids     []uint64 // the sampled event's
 	res     Result
 	stop    atomic.Int32 // stop requests (signals) received
 }

@@ -55,7 +55,11 @@ func (r *ring) close() {
 
 // A drainStats counts what drain saw.
 type drainStats struct {
-	samples int64
+	// samples counts the samples of the sampled event; blocks those of
+	// the others (sched_switch), told apart by their identifier when
+	// primary is not nil: the ids of the sampled event.
+	samples, blocks int64
+	primary         map[uint64]bool
 	// mapped is told the file name of each executable mapping recorded.
 	mapped func(file string, kernel bool)
 }
@@ -94,7 +98,11 @@ func (r *ring) drain(w interface{ Write([]byte) (int, error) }, st *drainStats) 
 		}
 		switch typ {
 		case recordSample:
-			st.samples++
+			if st.primary != nil && n >= 16 && !st.primary[binary.NativeEndian.Uint64(r.data[(off+8)&mask:])] {
+				st.blocks++
+			} else {
+				st.samples++
+			}
 		case recordMMAP, recordMMAP2:
 			if st.mapped != nil {
 				rec := r.record(off, n, &scratch)
