@@ -176,7 +176,7 @@ func newRun(o *Options) *run {
 	r.exportFlags = defineExportFlags(r.flags)
 	r.recordFlags = defineRecordFlags(r.flags)
 	r.flags.sources = r.recordSources
-	r.flags.sourceless = func() bool { return *r.recordFlags.record && *r.recordFlags.pids != "" }
+	r.flags.sourceless = r.recordFlags.given
 	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
 	return r
 }

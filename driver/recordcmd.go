@@ -66,6 +66,13 @@ func defineRecordFlags(fs FlagSet) recordFlags {
 	}
 }
 
+// given reports whether -record or a flag that needs it was given: then
+// the command line needs no profile source (-record -pid), and
+// recordSources says what is wrong with one that lacks it.
+func (f recordFlags) given() bool {
+	return *f.record || *f.pids != "" || *f.offCPU || *f.output != ""
+}
+
 // recordJIT are the steps that have the runtimes of a recording name
 // their JIT code; each nil until connected.
 type recordJIT struct {

@@ -96,7 +96,11 @@ func (s *settings) setStacks(a *unix.PerfEventAttr) {
 	if s.callGraph != DWARF {
 		return
 	}
-	a.Bits |= unix.PerfBitExcludeCallchainUser
+	// perf report and perf script unwind with libunwind or libdw, which
+	// read a file's .eh_frame_hdr where it is mapped, in a mapping that
+	// is not executable: record those too (mmap_data), as perf record
+	// does.
+	a.Bits |= unix.PerfBitExcludeCallchainUser | unix.PerfBitMmapData
 	a.Sample_regs_user = sampleRegsUser[runtime.GOARCH]
 	a.Sample_stack_user = uint32(s.stackBytes)
 }

@@ -38,7 +38,7 @@ func (r *recorder) startFile() error {
 		return fmt.Errorf("writing %s: %w", r.o.Output.Name(), err)
 	}
 	r.fw = fw
-	sy := &synth{w: fw, id: events[0].ids[0], mapped: r.mapped}
+	sy := &synth{w: fw, id: events[0].ids[0], mapped: r.mapped, data: r.s.callGraph == DWARF}
 	if !r.s.excludeKernel {
 		if err := sy.kernel(); err != nil {
 			return err

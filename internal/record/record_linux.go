@@ -130,7 +130,7 @@ func (r *recorder) run() (*Result, error) {
 		if err == nil {
 			r.s.switchID = id
 		} else {
-			r.log("off-CPU time: the stack where a thread blocked needs the sched:sched_switch tracepoint (%v): each off-CPU interval has the stack of the thread's last on-CPU sample", err)
+			r.log("-offcpu: no stacks of where threads block: the sched:sched_switch tracepoint's id is out of reach (%v; it needs access to tracefs, as root)", err)
 		}
 	}
 	var err error
@@ -243,9 +243,15 @@ func (r *recorder) closeWake() {
 // kernel samples to this user, to cpu-clock where there are no cycles.
 // what names the target in errors.
 func (r *recorder) openAll(what string) error {
+	// What was given up is said once the events are open: not before
+	// a refusal that ends the recording anyway.
+	var fallbacks []string
 	for {
 		err := r.openTargets()
 		if err == nil {
+			for _, s := range fallbacks {
+				r.log("%s", s)
+			}
 			return nil
 		}
 		r.closeEvents()
@@ -256,14 +262,17 @@ func (r *recorder) openAll(what string) error {
 		switch fb.kind {
 		case fallbackUser:
 			r.s.excludeKernel = true
-			r.s.switchID = 0
-			r.log("kernel frames are left out: kernel.perf_event_paranoid is %d and pprof lacks CAP_PERFMON; user space only (to include the kernel: sudo sysctl kernel.perf_event_paranoid=1, or run pprof as root)", paranoid())
+			if r.s.switchID != 0 {
+				r.s.switchID = 0
+				fallbacks = append(fallbacks, "-offcpu: no stacks of where threads block: the sched:sched_switch tracepoint is a kernel event")
+			}
+			fallbacks = append(fallbacks, fmt.Sprintf("kernel frames are left out: kernel.perf_event_paranoid is %d and pprof lacks CAP_PERFMON; user space only (to include the kernel: sudo sysctl kernel.perf_event_paranoid=1, or run pprof as root)", paranoid()))
 		case fallbackCPUClock:
 			r.s.event = CPUClock
-			r.log("the cycles event is not available here (%v): recording cpu-clock instead", fb.err)
+			fallbacks = append(fallbacks, fmt.Sprintf("the cycles event is not available here (%v): recording cpu-clock instead", fb.err))
 		case fallbackNoSwitch:
 			r.s.switchID = 0
-			r.log("off-CPU time: the sched:sched_switch tracepoint cannot be recorded (%v): each off-CPU interval has the stack of the thread's last on-CPU sample", fb.err)
+			fallbacks = append(fallbacks, fmt.Sprintf("-offcpu: no stacks of where threads block: the kernel refuses the sched:sched_switch tracepoint (%v; it needs CAP_PERFMON, or kernel.perf_event_paranoid -1)", fb.err))
 		default:
 			return r.refused(what, fb.err)
 		}

@@ -36,6 +36,9 @@ const miscUserMode = 2 // PERF_RECORD_MISC_USER
 type synth struct {
 	w  io.Writer
 	id uint64 // the sampled event's id, in each record's sample_id trailer
+	// data has the mappings that are not executable written too (with
+	// mmap_data, for perf's DWARF unwinding).
+	data bool
 	// mapped is told the file of each executable mapping written.
 	mapped func(file string, kernel bool)
 	buf    []byte
@@ -189,7 +192,7 @@ func (s *synth) process(pid int) error {
 	}
 	for _, line := range bytes.Split(maps, []byte("\n")) {
 		m, ok := parseMapsLine(string(line))
-		if !ok || m.perms[2] != 'x' || m.file == "[vsyscall]" {
+		if !ok || (m.perms[2] != 'x' && !s.data) || m.file == "[vsyscall]" {
 			continue
 		}
 		s.begin(recordMMAP2, miscUserMode)
@@ -221,7 +224,7 @@ func (s *synth) process(pid int) error {
 		if err := s.end(uint32(pid), uint32(pid)); err != nil {
 			return err
 		}
-		if s.mapped != nil {
+		if s.mapped != nil && prot&unix.PROT_EXEC != 0 {
 			s.mapped(file, false)
 		}
 	}
