@@ -206,3 +206,47 @@ func TestRecordUnprivileged(t *testing.T) {
 		t.Errorf("cpu-clock: %.1f ms in the profile, %.1f ms measured", float64(got)/1e6, float64(m.computeCPU)/1e6)
 	}
 }
+
+// TestPerfSwitchEvents reads recordings perf record makes of offcpu.c
+// with context switches (--switch-events), with and without the
+// sched:sched_switch tracepoint's samples (in a mount namespace with
+// tracefs, as TestRecordOffCPU): their off-CPU time reads as pprof
+// -record's does, what the program measured.
+func TestPerfSwitchEvents(t *testing.T) {
+	requireRecord(t)
+	requireRoot(t)
+	perf := testenv.Tool(t, "perf", "linux-perf")
+	unshare := testenv.Tool(t, "unshare", "util-linux")
+	dir := t.TempDir()
+	prog := buildC(t, dir, "record/offcpu.c", "offcpu", "-O1", "-fno-omit-frame-pointer")
+	tracefs := filepath.Join(dir, "tracefs")
+	os.Mkdir(tracefs, 0o755)
+	for _, tc := range []struct {
+		name   string
+		events []string
+	}{
+		{name: "switch-events", events: []string{"-e", "cpu-clock"}},
+		{name: "sched_switch", events: []string{"-e", "cpu-clock", "-e", "sched:sched_switch"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(dir, tc.name+".data")
+			args := append([]string{unshare, "--mount", "--propagation", "private", "sh", "-c", `mount -t tracefs nodev "$0" && exec "$@"`, tracefs,
+				perf, "record", "-N", "-q", "-o", data, "--switch-events", "--call-graph", "dwarf", "-k", "1"}, tc.events...)
+			out, err := exec.Command(args[0], append(args[1:], "--", prog, "10")...).Output()
+			if err != nil {
+				t.Fatalf("perf record: %v", err)
+			}
+			m := parseOffCPUTimes(t, out)
+			p, r := protoOf(t, dir, nil, data)
+			near(t, "offcpu", valueOf(t, p, "offcpu", ""), m.sleepWall+m.computeWall-m.computeCPU)
+			near(t, "wall", valueOf(t, p, "wall", ""), m.sleepWall+m.computeWall)
+			near(t, "cpu-clock of compute_phase", valueOf(t, p, "cpu-clock", "compute_phase"), m.computeCPU)
+			if tc.name == "sched_switch" {
+				near(t, "offcpu of sleep_phase", valueOf(t, p, "offcpu", "sleep_phase"), m.sleepWall)
+				if !strings.Contains(string(r.stderr), "(sched:sched_switch)\n") {
+					t.Errorf("pprof does not say the stacks are sched_switch's:\n%s", r.stderr)
+				}
+			}
+		})
+	}
+}
