@@ -11,7 +11,7 @@ import (
 )
 
 // readBuildIDs returns the build IDs of files (ELF files with a GNU
-// build-ID note; the kernel's, "[kernel.kallsyms]", from
+// build-ID note; the kernel's, named as perf names it, from
 // /sys/kernel/notes), in the order of files, leaving out the files that
 // have none or cannot be read (the vDSO, anonymous memory, files gone).
 func readBuildIDs(files map[string]bool) []buildID {

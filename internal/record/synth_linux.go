@@ -77,10 +77,11 @@ func (s *synth) end(pid, tid uint32) error {
 	return err
 }
 
-// kernel writes the kernel's mapping, as perf names it for perf report
-// and package perfdata ("[kernel.kallsyms]_text", at _text, to _etext,
-// its offset _text's address), and a mapping per module. It does
-// nothing if /proc/kallsyms hides the addresses.
+// kernel writes the kernel's mapping as perf record does, for perf
+// report and package perfdata: named kernel.kallsyms in brackets
+// followed by _text, from _text to _etext, its offset _text's address;
+// and a mapping per module. It does nothing if /proc/kallsyms hides the
+// addresses.
 func (s *synth) kernel() error {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
@@ -240,7 +241,8 @@ type mapsLine struct {
 	file               string
 }
 
-// parseMapsLine parses "START-END PERMS OFFSET MAJ:MIN INODE [FILE]".
+// parseMapsLine parses "START-END PERMS OFFSET MAJ:MIN INODE FILE", the
+// file name (which may have spaces) optional.
 func parseMapsLine(line string) (mapsLine, bool) {
 	var m mapsLine
 	f := strings.Fields(line)
