@@ -343,7 +343,23 @@ func TestRecordAttach(t *testing.T) {
 	if state, tracer := processState(t, pid); state == "T" || state == "t" || tracer != "0" {
 		t.Errorf("after the recording: state %s, tracer %s", state, tracer)
 	}
+	// Ctrl-C ends the 30 s recording early, and it is reported.
 	cmd := pprofCmd(t, dir, nil, "-top", "-record", "-pid", fmt.Sprint(pid))
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil || time.Since(start) > 20*time.Second {
+		t.Errorf("pprof after SIGINT: %v, %v", err, time.Since(start))
+	}
+	if got := topShares(stdout.String()); got["hot_mix"] < 20 {
+		t.Errorf("after SIGINT, hot_mix %.2f%%:\n%s", got["hot_mix"], stdout.Bytes())
+	}
+	cmd = pprofCmd(t, dir, nil, "-top", "-record", "-pid", fmt.Sprint(pid))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +368,12 @@ func TestRecordAttach(t *testing.T) {
 	cmd.Wait()
 	if state, tracer := processState(t, pid); state == "T" || state == "t" || tracer != "0" {
 		t.Errorf("after pprof was killed: state %s, tracer %s", state, tracer)
+	}
+	target.Process.Kill()
+	target.Wait()
+	r = run(pprofCmd(t, dir, nil, "-top", "-record", "-pid", fmt.Sprint(pid), "-seconds", "1"))
+	if want := fmt.Sprintf("pprof: pid %d: no such process\n", pid); r.exitCode() != 2 || !strings.HasSuffix(string(r.stderr), want) {
+		t.Errorf("a pid that does not exist: status %d, stderr:\n%s\nwant 2 and %q", r.exitCode(), r.stderr, want)
 	}
 }
 

@@ -270,6 +270,9 @@ func (r *recorder) openAll(what string) error {
 		case fallbackCPUClock:
 			r.s.event = CPUClock
 			fallbacks = append(fallbacks, fmt.Sprintf("the cycles event is not available here (%v): recording cpu-clock instead", fb.err))
+		case fallbackNoOffCPU:
+			r.s.offCPU, r.s.switchID = false, 0
+			fallbacks = append(fallbacks, fmt.Sprintf("-offcpu: this kernel does not record context switches (%v): CPU time only", fb.err))
 		case fallbackNoSwitch:
 			r.s.switchID = 0
 			fallbacks = append(fallbacks, fmt.Sprintf("-offcpu: no stacks of where threads block: the kernel refuses the sched:sched_switch tracepoint (%v; it needs CAP_PERFMON, or kernel.perf_event_paranoid -1)", fb.err))
@@ -285,6 +288,7 @@ const (
 	fallbackUser
 	fallbackCPUClock
 	fallbackNoSwitch
+	fallbackNoOffCPU
 )
 
 // A fallback is an event the kernel refused, and what to try instead.
@@ -396,8 +400,11 @@ func (r *recorder) classify(i int, err error) error {
 			return &fallback{fallbackUser, err}
 		}
 		return &fallback{fallbackNone, err}
-	case r.s.event == Cycles && (err == unix.ENOENT || err == unix.EOPNOTSUPP || err == unix.ENODEV || err == unix.EINVAL):
+	case r.s.event == Cycles && (err == unix.ENOENT || err == unix.EOPNOTSUPP || err == unix.ENODEV):
 		return &fallback{fallbackCPUClock, err}
+	case r.s.offCPU && err == unix.EINVAL:
+		// A kernel before 4.3 has no context_switch records.
+		return &fallback{fallbackNoOffCPU, err}
 	case err == unix.EMFILE:
 		return fmt.Errorf("opening events: %w (one per thread and CPU: %d CPUs; raise the limit with ulimit -n)", err, len(r.cpus))
 	}

@@ -243,14 +243,21 @@ func TestRecordEndsCommand(t *testing.T) {
 		summarize(t, rec.file)
 	})
 	t.Run("signals", func(t *testing.T) {
-		// Signals to the test's own process, caught by Record only.
+		// Signals to the test's own process, caught by Record only,
+		// once the command ignores SIGTERM.
+		ready := filepath.Join(t.TempDir(), "ready")
 		go func() {
-			time.Sleep(500 * time.Millisecond)
+			for i := 0; i < 1000; i++ {
+				if _, err := os.Stat(ready); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			syscall.Kill(os.Getpid(), syscall.SIGUSR1)
 			time.Sleep(500 * time.Millisecond)
 			syscall.Kill(os.Getpid(), syscall.SIGUSR1)
 		}()
-		rec, err := recordT(t, Options{Command: []string{"sh", "-c", "trap '' TERM; exec sleep 30"}, Signals: []os.Signal{syscall.SIGUSR1}})
+		rec, err := recordT(t, Options{Command: []string{"sh", "-c", "trap '' TERM; touch " + ready + "; exec sleep 30"}, Signals: []os.Signal{syscall.SIGUSR1}})
 		if err != nil {
 			t.Fatal(err)
 		}
