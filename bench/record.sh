@@ -5,9 +5,10 @@
 #
 # Workloads: testdata/perf/work.c built with frame pointers, in three
 # threads ("threads ROUNDS") and in three processes ("procs ROUNDS"),
-# each about 3 s of CPU time by default. For each, in rounds that run
-# every case once (so that a machine that slows down or speeds up during
-# the script weighs on all alike):
+# each about 6 s of CPU time by default. For each, in rounds that run
+# every case once, (a) to (c) in one order and then the other (so that a
+# machine that slows down or speeds up during the script weighs on all
+# alike):
 #
 #   (a) the workload alone
 #   (b) perf record -e cpu-clock -F FREQ --call-graph MODE -k 1 -- the
@@ -120,9 +121,16 @@ for wl in threads procs; do
   for r in $(seq "$runs"); do
     echo "$wl: round $r of $runs" >&2
     target=("$work/timeit" -cpu -o "$work/target.time" "$work/work" "$wl" "$n")
-    measure "$wl.a" -- "${target[@]}"
-    measure "$wl.b" -- "$perf" record -q -e cpu-clock -F "$freq" --call-graph "$mode" -k 1 -o "$work/$wl.perf.data" -- "${target[@]}"
-    measure "$wl.c" -- "$work/pprof" -top -noinlines -nodecount=100000 -record -frequency "$freq" -call_graph "$mode" -record_output "$work/$wl.pprof.data" -- "${target[@]}"
+    # (a), (b) and (c) in one order, then in the other, round after round.
+    order=(a b c)
+    ((r % 2)) || order=(c b a)
+    for c in "${order[@]}"; do
+      case $c in
+        a) measure "$wl.a" -- "${target[@]}" ;;
+        b) measure "$wl.b" -- "$perf" record -q -e cpu-clock -F "$freq" --call-graph "$mode" -k 1 -o "$work/$wl.perf.data" -- "${target[@]}" ;;
+        c) measure "$wl.c" -- "$work/pprof" -top -noinlines -nodecount=100000 -record -frequency "$freq" -call_graph "$mode" -record_output "$work/$wl.pprof.data" -- "${target[@]}" ;;
+      esac
+    done
     measure "$wl.d" -- "$perf" report -i "$work/$wl.perf.data" --no-children --sort sym --stdio -q -g none
     measure "$wl.e" -- "$work/pprof" -top -noinlines -nodecount=100000 "$work/$wl.pprof.data"
     perfShares "$work/$wl.d.out" >"$work/$wl.perf.$r.shares"
