@@ -202,6 +202,9 @@ func (r *recorder) run() (*Result, error) {
 		r.child.release <- true
 	}
 	if err := r.loop(start); err != nil {
+		if r.child != nil {
+			r.child.signal(unix.SIGTERM) // not left running unrecorded, with pprof waiting for it
+		}
 		return nil, err
 	}
 	r.res.Duration = time.Since(start)
