@@ -359,7 +359,8 @@ func TestRecordAttach(t *testing.T) {
 	if got := topShares(stdout.String()); got["hot_mix"] < 20 {
 		t.Errorf("after SIGINT, hot_mix %.2f%%:\n%s", got["hot_mix"], stdout.Bytes())
 	}
-	cmd = pprofCmd(t, dir, nil, "-top", "-record", "-pid", fmt.Sprint(pid))
+	// Its temporary recording is left in the test's TMPDIR.
+	cmd = pprofCmd(t, dir, []string{"TMPDIR=" + t.TempDir()}, "-top", "-record", "-pid", fmt.Sprint(pid))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +419,7 @@ func TestRecordEndedEarly(t *testing.T) {
 		})
 	}
 	t.Run("SIGKILL", func(t *testing.T) {
-		cmd := pprofCmd(t, dir, nil, "-top", "-record", "--", "sleep", "30")
+		cmd := pprofCmd(t, dir, []string{"TMPDIR=" + t.TempDir()}, "-top", "-record", "--", "sleep", "30")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
