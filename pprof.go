@@ -4,11 +4,14 @@
 // -jit_symbolizer and -jit_pid (JIT sources: LLVM dumps, perf maps,
 // jitdumps, a live process), -objtool (in-process object tool or
 // binutils), -max_profile_mb (the decompressed-profile limit), -folded
-// (-collapsed), -flamegraph and -flamegraph_title. See the README and
+// (-collapsed), -flamegraph and -flamegraph_title, and -record, which
+// records a command or running processes (Linux perf events, in
+// process) and reports on the recording. See the README and
 // doc/guide.md.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -24,6 +27,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "readline: %v\n", err)
 	}
 	if err := driver.PProf(opts); err != nil {
+		var exit *driver.ExitError
+		if errors.As(err, &exit) {
+			// The status of the command -record ran, or a shell's
+			// for one that could not be started.
+			if exit.Err != nil {
+				fmt.Fprintf(os.Stderr, "pprof: %v\n", exit.Err)
+			}
+			os.Exit(exit.Status)
+		}
 		fmt.Fprintf(os.Stderr, "pprof: %v\n", err)
 		os.Exit(2)
 	}

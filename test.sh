@@ -329,6 +329,9 @@ bench/jitsym.sh -n 2000 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
 step "Native benchmark script on a small executable (bench/native.sh; the full run is in doc/performance.md)"
 bench/native.sh -n 3000 -u 4 -a 3000 -r 1 -s 1 -w "$build/bench-smoke"
 
+step "Recording benchmark script, briefly (bench/record.sh; the full run is in doc/performance.md)"
+bench/record.sh -n 20 -r 1 -w "$build/bench-smoke-record"
+
 step "Go benchmarks (one iteration each)"
 # The synthetic-object benchmark reuses the small object just built
 # instead of compiling 40,000 functions.

@@ -113,7 +113,12 @@ func PProf(o *Options) error {
 		return err
 	}
 	if e := r.pendingExport(); e != nil {
-		return e.finish(r.writer(), r.ui)
+		if err := e.finish(r.writer(), r.ui); err != nil {
+			return err
+		}
+	}
+	if r.recordExit != 0 {
+		return &ExitError{Status: r.recordExit}
 	}
 	return nil
 }
@@ -184,6 +189,9 @@ func newRun(o *Options) *run {
 		return r.jit.checkFlags()
 	}
 	r.exportFlags = defineExportFlags(r.flags)
+	r.recordFlags = defineRecordFlags(r.flags)
+	r.flags.sources = r.recordSources
+	r.flags.sourceless = r.recordFlags.given
 	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
 	return r
 }
@@ -205,12 +213,17 @@ type run struct {
 	warmMu sync.Mutex
 	warmed map[string]bool // files given to the object tool's Warm
 
+	recordFlags recordFlags
+	recordTemp  string // the directory of a recording not kept, removed by close
+	recordExit  int    // the recorded command's exit status, if it failed
+
 	exportFlags exportFlags
 	exportMu    sync.Mutex
 	export      *export // the -folded or -flamegraph report in progress
 }
 
 func (r *run) close() {
+	r.closeRecording()
 	r.jit.close()
 	if r.tool != nil {
 		r.tool.Close() // and its JIT object cache, the run's

@@ -105,7 +105,7 @@ func (u *exportUI) Print(args ...any) {
 	}
 	if len(args) == 1 {
 		if s, ok := args[0].(string); ok {
-			args = []any{withJITEnvUsage(s)}
+			args = []any{withRecordUsage(withJITEnvUsage(s))}
 		}
 	}
 	u.UI.Print(args...)

@@ -8,6 +8,7 @@ type flagRecorder struct {
 	FlagSet
 	bools   map[string]*bool
 	strings map[string]*string
+	ints    map[string]*int
 
 	// afterParse, if not nil, runs right after the flags are parsed.
 	afterParse func()
@@ -15,6 +16,13 @@ type flagRecorder struct {
 	// err and ends the run before any profile is fetched.
 	check func() error
 	err   error
+	// sources, if not nil, turns the sources parsed into those upstream
+	// reads (-record: the recording's file for the command's words);
+	// its error is kept in err, as check's. sourceless, if not nil,
+	// reports whether the flags need no source (-record -pid): then
+	// no usage message is printed for its lack.
+	sources    func(args []string) ([]string, error)
+	sourceless func() bool
 }
 
 func newFlagRecorder(fs FlagSet) *flagRecorder {
@@ -22,7 +30,23 @@ func newFlagRecorder(fs FlagSet) *flagRecorder {
 		FlagSet: fs,
 		bools:   map[string]*bool{},
 		strings: map[string]*string{},
+		ints:    map[string]*int{},
 	}
+}
+
+func (r *flagRecorder) Int(name string, def int, usage string) *int {
+	v := r.FlagSet.Int(name, def, usage)
+	r.ints[name] = v
+	return v
+}
+
+// intFlag returns the value of the int flag name, or 0 if no such flag
+// was defined.
+func (r *flagRecorder) intFlag(name string) int {
+	if v := r.ints[name]; v != nil {
+		return *v
+	}
+	return 0
 }
 
 func (r *flagRecorder) Bool(name string, def bool, usage string) *bool {
@@ -55,16 +79,27 @@ func (r *flagRecorder) boolFlag(name string) bool {
 	return false
 }
 
-// Parse parses the flags, then runs the afterParse hook, which may adjust
-// flag values before upstream reads them.
+// Parse parses the flags, then runs the sources and afterParse hooks,
+// which may replace the sources and adjust flag values before upstream
+// reads them.
 //
 // When check refuses the flags, Parse returns no source, which makes
 // upstream's driver stop before fetching anything; PProf then returns the
 // error kept in err instead of upstream's.
 func (r *flagRecorder) Parse(usage func()) []string {
-	args := r.FlagSet.Parse(usage)
-	if len(args) > 0 && r.check != nil {
+	args := r.FlagSet.Parse(func() {
+		if r.sourceless == nil || !r.sourceless() {
+			usage()
+		}
+	})
+	sourceless := r.sourceless != nil && r.sourceless()
+	if (len(args) > 0 || sourceless) && r.check != nil {
 		if r.err = r.check(); r.err != nil {
+			return nil
+		}
+	}
+	if r.sources != nil && (len(args) > 0 || sourceless) {
+		if args, r.err = r.sources(args); r.err != nil {
 			return nil
 		}
 	}

@@ -30,6 +30,7 @@ const (
 	flagNoInlines   = "noinlines"    // bool: attribute inlined frames to their caller
 	flagShowColumns = "showcolumns"  // bool: show column numbers at line granularity
 	flagSymbolize   = "symbolize"    // string: symbolization modes, joined by ':'
+	flagSeconds     = "seconds"      // int: the duration of a profile collected; -1 if not given
 )
 
 // legacySampleIndexFlags are upstream's shortcuts for -sample_index, in
@@ -200,6 +201,30 @@ func withJITEnvUsage(msg string) string {
 		return msg
 	}
 	return msg[:i] + jitEnvUsage + msg[i:]
+}
+
+// usageDetailsLine ends the synopsis of upstream's usage message (the
+// lines of "pprof ... <source>" forms); jitpprof adds its -record forms
+// just before it.
+const usageDetailsLine = "\nDetails:\n"
+
+// recordSynopsis is what withRecordUsage adds to the synopsis.
+const recordSynopsis = `
+Record a command, or running processes (Linux), and report on the
+recording, with any of the forms above (see Recording below).
+
+   pprof <format> [options] -record [-seconds N] -- COMMAND [ARGS...]
+   pprof <format> [options] -record -pid PID[,PID...] [-seconds N]
+`
+
+// withRecordUsage adds the -record forms to the synopsis of upstream's
+// usage message, or returns msg unchanged if it is not that message.
+func withRecordUsage(msg string) string {
+	i := strings.Index(msg, usageDetailsLine)
+	if i < 0 || !strings.HasPrefix(msg, "usage:") {
+		return msg
+	}
+	return msg[:i] + recordSynopsis + msg[i:]
 }
 
 // fetchingNotice is the message upstream's fetcher prints (UI.Print)

@@ -330,8 +330,8 @@ func TestUpstreamInteractive(t *testing.T) {
 	}
 }
 
-// TestUpstreamUsage: withJITEnvUsage finds its place in upstream's usage
-// message.
+// TestUpstreamUsage: withJITEnvUsage and withRecordUsage find their
+// places in upstream's usage message.
 func TestUpstreamUsage(t *testing.T) {
 	if !inFreshProcess(t) {
 		return
@@ -343,6 +343,10 @@ func TestUpstreamUsage(t *testing.T) {
 	if got := withJITEnvUsage(usage); got == usage || !strings.Contains(got, usageEnvHeader) ||
 		strings.Index(got, "PPROF_JIT_DIR") > strings.Index(got, usageWindowsLine) {
 		t.Errorf("withJITEnvUsage does not add jitpprof's variables to upstream's usage message:\n%s", usage)
+	}
+	got := withRecordUsage(usage)
+	if i, j := strings.Index(got, "-record -pid PID"), strings.Index(got, usageDetailsLine); got == usage || i < 0 || i > j || j > strings.Index(got, "-callgrind") {
+		t.Errorf("withRecordUsage does not add the -record forms to the synopsis of upstream's usage message:\n%s", usage)
 	}
 }
 

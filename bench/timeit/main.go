@@ -4,10 +4,13 @@
 // hundredth of a second only, too coarse for the 0.1 s commands the
 // benchmark scripts compare. The peak RSS is the kernel's for the command
 // and the children it waited for (wait4's ru_maxrss), as GNU time's %M.
+// With -cpu, a third field is the CPU time, user and system, of the
+// command and the children it waited for, in seconds ("SECONDS KIB
+// CPU_SECONDS").
 //
 // Usage:
 //
-//	timeit -o FILE COMMAND [ARG...]
+//	timeit [-cpu] -o FILE COMMAND [ARG...]
 //
 // The command's standard streams are timeit's; its exit status is
 // timeit's too.
@@ -28,6 +31,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("timeit: ")
 	out := flag.String("o", "", `file to write "SECONDS MAX_RSS_KIB" to`)
+	withCPU := flag.Bool("cpu", false, "write the CPU time (user+sys) in seconds third")
 	flag.Parse()
 	if *out == "" || flag.NArg() == 0 {
 		flag.Usage()
@@ -46,7 +50,12 @@ func main() {
 	if !ok {
 		log.Fatal("no resource usage for the command")
 	}
-	if err := os.WriteFile(*out, fmt.Appendf(nil, "%.3f %d\n", wall.Seconds(), ru.Maxrss), 0o644); err != nil {
+	line := fmt.Sprintf("%.3f %d", wall.Seconds(), ru.Maxrss)
+	if *withCPU {
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		line += fmt.Sprintf(" %.3f", cpu.Seconds())
+	}
+	if err := os.WriteFile(*out, []byte(line+"\n"), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	os.Exit(cmd.ProcessState.ExitCode())

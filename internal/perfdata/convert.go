@@ -124,6 +124,7 @@ type converter struct {
 	vdso   *vdsoNamer
 	unw    *unwinder // nil: stacks are the callchains
 	replay JITCode   // nil: code is named after what is there at the end
+	off    *offCPU   // nil: no context switches recorded
 
 	mappings map[*mmapping]*profile.Mapping // made on first use
 	locs     map[locKey]*profile.Location
@@ -168,6 +169,10 @@ func newConverter(rec *Recording, opts Options) *converter {
 		replayFuncs: map[[3]string]*profile.Function{}, same: map[string]*profile.Sample{},
 		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}}
 	c.last.pid = ^uint32(0)
+	if n := rec.sideBand.note(); n != "" {
+		c.note(n)
+	}
+	c.off = newOffCPU(rec.f, &rec.sideBand)
 	// The kernel's symbols are read while the sample types are set up.
 	kallsymsDone := make(chan struct{})
 	var ks *kallsyms
@@ -206,7 +211,8 @@ func (c *converter) note(n string) {
 func (c *converter) sampleTypes() {
 	f, p := c.f, c.p
 	for i := range f.Attrs {
-		if a := &f.Attrs[i]; a.Type != 1 || a.Config != 9 { // PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY
+		// Nor is the sched:sched_switch event of off-CPU stacks.
+		if a := &f.Attrs[i]; (a.Type != 1 || a.Config != 9) && !c.off.blocks(a) { // PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY
 			c.events = append(c.events, a)
 		}
 	}
@@ -238,6 +244,7 @@ func (c *converter) sampleTypes() {
 			}
 		}
 	}
+	c.off.sampleTypes(p)
 }
 
 // setReplay has samples in JIT code named by their times when code was
@@ -416,9 +423,10 @@ func (c *converter) replayedLocation(pid uint32, addr, t uint64) *profile.Locati
 // record takes in one record: samples become the profile's.
 func (c *converter) record(r *Record) bool {
 	if r.Type != RecordSample {
+		c.off.side(r)
 		return true
 	}
-	if _, ok := c.index[r.Attr]; !ok && len(r.Group) == 0 {
+	if _, ok := c.index[r.Attr]; !ok && len(r.Group) == 0 && !c.off.blocks(r.Attr) {
 		return true // the dummy event's
 	}
 	c.nsamples++
@@ -431,7 +439,7 @@ func (c *converter) record(r *Record) bool {
 		c.final = max(c.final, r.Time)
 	}
 	stack := c.stackOf(r)
-	if len(stack) == 0 {
+	if len(stack) == 0 || c.off.sample(r, stack) {
 		return true
 	}
 	c.addSample(r, stack, adds)
@@ -568,6 +576,9 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 			return nil, nil, f.errorf(f.dataOff, "the recording was not finished (perf record was stopped before it completed the file) and has no samples")
 		}
 		c.note(fmt.Sprintf("the recording was not finished (perf record was stopped before it completed the file): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", c.nsamples))
+	}
+	if n := c.off.finish(p, c.rec.commAtTime); n != "" {
+		c.note(n)
 	}
 	if c.final > c.first {
 		p.DurationNanos = int64(c.final - c.first)

@@ -570,6 +570,10 @@ type Record struct {
 	// FORK and EXIT (PID, TID too).
 	PPID, PTID uint32 // the parent process and thread
 
+	// LOST: the records lost; LOST_SAMPLES: the samples lost. (LOST,
+	// LOST_SAMPLES and SWITCH: PID and TID from the sample_id trailer.)
+	Lost uint64
+
 	// COMM.
 	Comm string
 	Exec bool // COMM from exec
@@ -796,6 +800,8 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 		if s.samples {
 			ok = f.sample(rec, body)
 		}
+	case RecordLost, RecordLostSamples, RecordSwitch, RecordSwitchCPUWide:
+		ok = f.sideBand(rec, body)
 	}
 	if !ok {
 		return &FormatError{File: s.name, Off: off, Msg: fmt.Sprintf("record of type %d is shorter than its fields", typ)}

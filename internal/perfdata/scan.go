@@ -49,6 +49,9 @@ type Recording struct {
 	// damaged is the error of a damaged record that ended a file's side
 	// records: the mappings before it are kept.
 	damaged *FormatError
+	// sideBand sums up what was lost, and whether context switches were
+	// recorded (see offcpu.go).
+	sideBand sideBand
 }
 
 // mmapping is one executable mapping of a process.
@@ -88,7 +91,9 @@ type sideRecord struct {
 // are kept, and the samples before it read by Profile.
 func (f *File) Scan(proc string) (*Recording, error) {
 	var side []sideRecord
+	var sb sideBand
 	err := f.records(false, func(r *Record) bool {
+		sb.scan(r)
 		switch r.Type {
 		case RecordMMAP, RecordMMAP2:
 			side = append(side, sideRecord{typ: r.Type, misc: r.Misc, prot: r.Prot, pid: r.PID, tid: r.TID, time: r.Time,
@@ -101,7 +106,7 @@ func (f *File) Scan(proc string) (*Recording, error) {
 		return true
 	})
 	rec := &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, comm: map[uint32]string{},
-		commAt: map[uint32][]timedComm{}, image: map[uint32]*mmapping{}, proc: procfs.New(proc)}
+		commAt: map[uint32][]timedComm{}, image: map[uint32]*mmapping{}, proc: procfs.New(proc), sideBand: sb}
 	if !errors.As(err, &rec.damaged) && err != nil {
 		return nil, err
 	}
