@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/tracecost.sh - what holding a command at its exit for a snapshot
-# of its JIT objects (jitsnap's Tracer, for pprof -record) costs, measured
-# side by side with the same command run plainly (bench/tracecost).
+# bench/tracecost.sh - what holding a recorded command at its exit for a
+# snapshot of its JIT objects (pprof -record's hold, -record_jit) costs,
+# measured side by side with the same command recorded without the hold
+# (bench/tracecost).
 #
 # Workloads:
 #   threads  Debian's python3 starting and joining 3000 threads: clone(2) is not
@@ -18,9 +19,8 @@
 #            mapped files (there is none)
 #
 # The table gives, per workload and mode, the median wall time, the
-# command's CPU time (user+sys), the tracer's own CPU time, the peak RSS,
-# and for traced runs the ptrace stops and how long the command was held
-# at its exit.
+# command's CPU time (user+sys), the recorder's own CPU time, the peak
+# RSS, and for held runs how long the command was held at its exit.
 #
 # Usage: bench/tracecost.sh [-r RUNS] [-w WORKDIR]
 # Defaults: 5 runs per mode, build/bench.
@@ -43,7 +43,7 @@ if [[ ! -x $work/mcjit/bin/jit_host ]]; then
 fi
 
 bench() { "$work/tracecost" -r "$runs" "$@" 2>/dev/null | sed 1d; }
-printf '%-12s %-7s %9s %9s %9s %9s %7s %9s\n' workload mode wall_s cmd_cpu_s self_cpu_s rss_kib stops held_s
+printf '%-12s %-9s %9s %9s %9s %9s %9s\n' workload mode wall_s cmd_cpu_s self_cpu_s rss_kib held_s
 bench threads /usr/bin/python3 -c 'import threading
 for _ in range(3000):
     t = threading.Thread(target=lambda: None); t.start(); t.join()'

@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/objtool"
@@ -214,8 +215,10 @@ type run struct {
 	warmed map[string]bool // files given to the object tool's Warm
 
 	recordFlags recordFlags
-	recordTemp  string // the directory of a recording not kept, removed by close
-	recordExit  int    // the recorded command's exit status, if it failed
+	recordTemp  string    // the directory of a recording not kept, removed by close
+	recordPath  string    // the recording this run made, if any
+	recordStart time.Time // when it started
+	recordExit  int       // the recorded command's exit status, if it failed
 
 	exportFlags exportFlags
 	exportMu    sync.Mutex

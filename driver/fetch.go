@@ -284,6 +284,10 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	recorded := path == f.run.recordPath // this run's -record
+	if recorded {
+		f.run.tidyRecording(path, rec.JITDumps, nil)
+	}
 	j := f.run.jit
 	var jit perfdata.JITCode
 	if rec.AnonymousCode() {
@@ -304,6 +308,9 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 		j.warnOnce(path + ": " + n)
 	}
 	f.run.useBuildIDCache(p, path, buildIDDir)
+	if recorded {
+		f.run.tidyRecording(path, nil, conv.JITFiles) // the perf maps, kept with it
+	}
 	jitDirs, jitFiles := j.find.perfSources(conv.JITFiles, conv.PIDs, path)
 	j.extendPerf(p, path, jitDirs, jitFiles)
 	return p, nil

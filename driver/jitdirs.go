@@ -37,7 +37,9 @@ func (f *jitFinder) dirs(local string) []string {
 	}
 	var candidates []string
 	if local != "" {
-		candidates = append(candidates, filepath.Dir(local))
+		// A recording's own JIT directory (pprof -record's), then its
+		// directory.
+		candidates = append(candidates, jitDirOf(local), filepath.Dir(local))
 	}
 	candidates = append(candidates, ".", "/pprof_meta")
 	for _, c := range candidates {
@@ -131,6 +133,9 @@ func (f *jitFinder) perfSources(files []string, pids []uint32, local string) (di
 		}
 		if _, err := os.Stat(file); err != nil {
 			beside := filepath.Join(filepath.Dir(local), filepath.Base(file))
+			if _, err := os.Stat(beside); err != nil {
+				beside = filepath.Join(jitDirOf(local), filepath.Base(file))
+			}
 			if _, err := os.Stat(beside); err != nil {
 				f.warn(fmt.Sprintf("%s: the recording's JIT file %s is gone, and not beside the recording: "+
 					"its code stays unsymbolized (copy the file next to %s, or pass -jit_dir)", local, file, filepath.Base(local)))

@@ -34,7 +34,11 @@ const recordUsage = `  Recording (jitpprof, Linux):
                           stacks copied and unwound with their DWARF CFI
     -offcpu               Also record when threads block: -sample_index=offcpu
                           (time off CPU) or wall (on and off CPU)
-    -record_output FILE   Keep the recording, a perf.data that perf report reads
+    -record_output FILE   Keep the recording, a perf.data that perf report reads,
+                          and what names its JIT code in FILE.jit
+    -record_jit           Switch the runtimes' JIT output on (NODE_OPTIONS,
+                          JAVA_TOOL_OPTIONS, ...; added to what is set) and copy
+                          LLVM JIT objects and JVM perf maps (default true)
   Processes of other users, and kernel frames when kernel.perf_event_paranoid
   is 2 or more, need root or CAP_PERFMON; without, user space is recorded.`
 
@@ -51,6 +55,7 @@ type recordFlags struct {
 	callGraph *string
 	offCPU    *bool
 	output    *string
+	jit       *bool
 }
 
 func defineRecordFlags(fs FlagSet) recordFlags {
@@ -63,6 +68,7 @@ func defineRecordFlags(fs FlagSet) recordFlags {
 		callGraph: fs.String("call_graph", "fp", "Stacks with -record: fp or dwarf[,BYTES]"),
 		offCPU:    fs.Bool("offcpu", false, "Record off-CPU time too with -record"),
 		output:    fs.String("record_output", "", "Keep the -record recording in this perf.data file"),
+		jit:       fs.Bool("record_jit", true, "With -record, have the runtimes name their JIT code"),
 	}
 }
 
@@ -71,28 +77,6 @@ func defineRecordFlags(fs FlagSet) recordFlags {
 // recordSources says what is wrong with one that lacks it.
 func (f recordFlags) given() bool {
 	return *f.record || *f.pids != "" || *f.offCPU || *f.output != ""
-}
-
-// recordJIT are the steps that have the runtimes of a recording name
-// their JIT code; each nil until connected.
-type recordJIT struct {
-	// env adds to a launched command's environment the switches that
-	// make its runtimes write perf maps or jitdumps (NODE_OPTIONS,
-	// JAVA_TOOL_OPTIONS, ...: package jitenv).
-	env func(env []string) []string
-	// holdAtExit copies the JIT objects of a launched LLVM JIT while
-	// it is held at its exit (package jitsnap).
-	holdAtExit func(pid int) error
-	// beforeStop asks running processes to write their perf maps
-	// before an attached recording stops (a JVM's Compiler.perfmap:
-	// package hotspot).
-	beforeStop func(pids []int)
-}
-
-// recordJITSteps returns the JIT steps of a recording: the one place
-// where they are connected.
-func (r *run) recordJITSteps() recordJIT {
-	return recordJIT{}
 }
 
 // recordSources runs the recording the flags ask for, if any, and
@@ -136,9 +120,6 @@ func (r *run) recordSources(args []string) ([]string, error) {
 	} else if len(o.PIDs) > 0 {
 		o.Duration = defaultAttachSeconds * time.Second
 	}
-	steps := r.recordJITSteps()
-	o.Env, o.HoldAtExit, o.BeforeStop = steps.env, steps.holdAtExit, steps.beforeStop
-
 	path := *f.output
 	if path == "" {
 		dir, err := os.MkdirTemp("", "pprof-record-")
@@ -157,6 +138,12 @@ func (r *run) recordSources(args []string) ([]string, error) {
 		return nil, err
 	}
 	defer out.Close()
+	// What names the JIT code goes into FILE.jit (see recordjit.go).
+	jitDir := jitDirOf(path)
+	os.RemoveAll(jitDir) // another recording's
+	steps := r.recordJITSteps(o.Command, o.Dir, jitDir)
+	o.Env, o.HoldAtExit, o.BeforeStop = steps.env, steps.holdAtExit, steps.beforeStop
+	r.recordPath, r.recordStart = path, time.Now()
 	if len(o.PIDs) > 0 {
 		r.ui.PrintErr(fmt.Sprintf("Recording %s for %v (Ctrl-C ends it early)", recordTarget(o), o.Duration))
 	}

@@ -27,4 +27,3 @@ const perfdataUsage = `  perf.data (jitpprof):
                           built without them), and with -k 1 for JIT code that
                           moves (Node.js --perf-prof, jitdumps). The JIT files
                           the recording names are read with it.`
-

@@ -1,10 +1,11 @@
-// Command tracecost measures what holding a command at its exit costs
-// (jitsnap's Tracer): it runs a command RUNS times plainly and RUNS
-// times under a Tracer, alternating, and prints per mode the median wall
-// time, the median CPU time of the command (user+sys, its children
-// included), the median CPU time of the tracing process itself, the
-// peak RSS, and for the traced runs the ptrace stops and the time the
-// command was held at its exit for the snapshot.
+// Command tracecost measures what holding a recorded command at its exit
+// costs (pprof -record's hold, where an LLVM JIT's objects are copied
+// out of it: package record's Options.HoldAtExit with jitsnap.Snapshot):
+// it records a command RUNS times without the hold and RUNS times with
+// it, alternating, and prints per mode the median wall time, the median
+// CPU time of the command (user+sys, its children included), the median
+// CPU time of the recorder itself, the command's peak RSS, and for the
+// held runs the time the command was held at its exit for the snapshot.
 //
 // Usage:
 //
@@ -19,12 +20,13 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
 
 	"github.com/jitpprof/pprof/internal/jitsnap"
+	"github.com/jitpprof/pprof/internal/record"
 )
 
 func main() {
@@ -60,17 +62,16 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	fmt.Printf("%-12s %-7s %9s %9s %9s %9s %7s %9s\n", "workload", "mode", "wall_s", "cmd_cpu_s", "self_cpu_s", "rss_kib", "stops", "held_s")
+	fmt.Printf("%-12s %-9s %9s %9s %9s %9s %9s\n", "workload", "mode", "wall_s", "cmd_cpu_s", "self_cpu_s", "rss_kib", "held_s")
 	for _, m := range []struct {
 		mode string
 		s    []sample
-	}{{"plain", plain}, {"traced", traced}} {
-		fmt.Printf("%-12s %-7s %9.3f %9.3f %9.3f %9d %7d %9.3f\n", name, m.mode,
+	}{{"recorded", plain}, {"held", traced}} {
+		fmt.Printf("%-12s %-9s %9.3f %9.3f %9.3f %9d %9.3f\n", name, m.mode,
 			median(m.s, func(s sample) float64 { return s.wall }),
 			median(m.s, func(s sample) float64 { return s.cmdCPU }),
 			median(m.s, func(s sample) float64 { return s.selfCPU }),
 			int64(median(m.s, func(s sample) float64 { return float64(s.rss) })),
-			int(median(m.s, func(s sample) float64 { return float64(s.stops) })),
 			median(m.s, func(s sample) float64 { return s.held }))
 	}
 }
@@ -79,46 +80,53 @@ func main() {
 type sample struct {
 	wall, cmdCPU, selfCPU, held float64 // seconds
 	rss                         int64   // KiB
-	stops                       int
 }
 
-// measure runs args once, traced with snapshots into dir unless dir is
-// "".
+// measure records args once, held at its exit for a snapshot into dir
+// unless dir is "".
 func measure(args []string, dir string) (sample, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	before := selfCPU()
-	start := time.Now()
 	var s sample
-	if dir == "" {
-		if err := cmd.Run(); err != nil {
-			return s, fmt.Errorf("%q: %w", args, err)
+	out, err := os.CreateTemp("", "tracecost-*.data")
+	if err != nil {
+		return s, err
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	o := record.Options{Command: args, Output: out, Stdout: os.Stderr, Stderr: os.Stderr}
+	if dir != "" {
+		o.HoldAtExit = func(pid int) error {
+			start := time.Now()
+			jitsnap.Snapshot(pid, filepath.Join(dir, fmt.Sprint(pid))) // a command without a JIT has nothing to copy
+			s.held = time.Since(start).Seconds()
+			return nil
 		}
-	} else {
-		tr, err := jitsnap.StartTraced(cmd, dir)
-		if err != nil {
-			return s, err
-		}
-		ex, err := tr.Wait()
-		if err != nil {
-			return s, fmt.Errorf("%q traced: %w", args, err)
-		}
-		s.stops, s.held = ex.Stops, ex.Held.Seconds()
+	}
+	self, children := usage(syscall.RUSAGE_SELF), usage(syscall.RUSAGE_CHILDREN)
+	start := time.Now()
+	res, err := record.Record(o)
+	if err != nil {
+		return s, fmt.Errorf("%q: %w", args, err)
+	}
+	if res.Exit == nil || res.Exit.Code != 0 {
+		return s, fmt.Errorf("%q: %v", args, res.Exit)
 	}
 	s.wall = time.Since(start).Seconds()
-	s.selfCPU = selfCPU() - before
-	st := cmd.ProcessState
-	s.cmdCPU = (st.UserTime() + st.SystemTime()).Seconds()
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		s.rss = ru.Maxrss
-	}
+	s.selfCPU = cpu(usage(syscall.RUSAGE_SELF)) - cpu(self)
+	after := usage(syscall.RUSAGE_CHILDREN)
+	s.cmdCPU = cpu(after) - cpu(children)
+	s.rss = after.Maxrss // the largest of the children so far
 	return s, nil
 }
 
-// selfCPU returns this process's user+sys time, its children excluded.
-func selfCPU() float64 {
+// usage returns the resource usage of who.
+func usage(who int) syscall.Rusage {
 	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	syscall.Getrusage(who, &ru)
+	return ru
+}
+
+// cpu returns the user+sys time of ru, in seconds.
+func cpu(ru syscall.Rusage) float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 

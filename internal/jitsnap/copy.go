@@ -2,7 +2,6 @@ package jitsnap
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +27,7 @@ func CopyPerfFiles(pid int, dir string) (from string, err error) {
 		return src, nil
 	}
 	src := fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, nspid)
-	if err := copyRegular(src, filepath.Join(dir, fmt.Sprintf("perf-%d.map", pid))); err != nil {
+	if err := regfile.Copy(src, filepath.Join(dir, fmt.Sprintf("perf-%d.map", pid)), 0o600); err != nil {
 		return "", fmt.Errorf("no jitdump, and no perf map: %w", err)
 	}
 	return src, nil
@@ -52,33 +51,9 @@ func copyJITDump(pid int, nspid uint32, dir string) string {
 		}
 	}
 	for _, src := range candidates {
-		if copyRegular(src, filepath.Join(dir, fmt.Sprintf("jit-%d.dump", pid))) == nil {
+		if regfile.Copy(src, filepath.Join(dir, fmt.Sprintf("jit-%d.dump", pid)), 0o600) == nil {
 			return src
 		}
 	}
 	return ""
-}
-
-// copyRegular copies the regular file src, as much as it holds when it is
-// opened (a runtime may still be appending to it), to the new file dst.
-func copyRegular(src, dst string) error {
-	in, err := regfile.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.CopyN(out, in, st.Size()); err != nil {
-		out.Close()
-		os.Remove(dst)
-		return err
-	}
-	return out.Close()
 }

@@ -25,7 +25,8 @@ import (
 // since the kernel has already mapped its program. Then the tracer lets
 // it go: it detaches, which discards the SIGTRAP, or, with a hold, keeps
 // it traced with PTRACE_O_TRACEEXIT, passing on every signal it
-// receives, until it stops at its exit, calls the hold, and detaches.
+// receives and following its execs, until it stops at its exit, calls
+// the hold, and detaches.
 //
 // If pprof dies while the command is traced, the kernel detaches it: it
 // is never left stopped. (Killed in the moment between the exec and the
@@ -131,7 +132,10 @@ func (c *child) trace(path string, argv []string, attr *syscall.ProcAttr, starte
 		c.waitExit()
 		return
 	}
-	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACEEXIT); err != nil {
+	// PTRACE_O_TRACEEXEC: an exec of the traced thread (sh -c 'exec
+	// java ...', a program that re-executes itself) stops at an event
+	// instead of raising a SIGTRAP, which would end the command.
+	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACEEXIT|unix.PTRACE_O_TRACEEXEC); err != nil {
 		unix.PtraceDetach(pid)
 		c.setHoldErr(err)
 		c.waitExit()
@@ -148,6 +152,8 @@ func (c *child) trace(path string, argv []string, attr *syscall.ProcAttr, starte
 			return
 		case !ws.Stopped():
 			continue
+		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
+			unix.PtraceCont(pid, 0)
 		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXIT:
 			// Its main thread is exiting: its memory is still there.
 			c.setHoldErr(c.hold(pid))

@@ -274,7 +274,9 @@ func TestRecordEndsCommand(t *testing.T) {
 func TestHoldAtExit(t *testing.T) {
 	requireRecording(t)
 	var state, maps string
-	rec, err := recordT(t, Options{Command: []string{"sh", "-c", "trap 'exit 7' USR1; kill -USR1 $$; sleep 1"},
+	// The shell execs another: the hold follows the exec (a SIGTRAP would
+	// end it).
+	rec, err := recordT(t, Options{Command: []string{"sh", "-c", "exec sh -c \"trap 'exit 7' USR1; kill -USR1 \\$\\$; sleep 1\""},
 		HoldAtExit: func(pid int) error {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 			for _, line := range strings.Split(string(b), "\n") {
