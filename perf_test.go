@@ -145,13 +145,30 @@ func unnamedElsewhere(got map[string]float64) func(kernel bool, name string) boo
 // where another run left a jitdump, reads as it does alone; the jitdump,
 // for which it has no sample, is not read or reported. So for the same
 // profile in pprof's format; given with -jit_dir, the directory is read.
+// Native code means every address in a file's mapping: a frame pointer
+// chain that runs into garbage at a process's start (0x0, an address
+// past the dynamic loader's text) could be JIT code in anonymous memory
+// as far as pprof knows, and then it reads the JIT files around the
+// recording.
 func TestNativeBesideJITFiles(t *testing.T) {
 	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
+	dumps, _ := filepath.Glob(filepath.Join(golden, "jitreuse", "jit-*.dump"))
+	if len(dumps) == 0 {
+		t.Fatal("no jitdump in testdata/perf/golden/jitreuse")
+	}
+	const recording = "threads.data"
+	env := []string{"PPROF_BINARY_PATH=" + golden}
+	p, _ := protoOf(t, t.TempDir(), env, filepath.Join(golden, recording))
+	for _, l := range p.Location {
+		if l.Mapping == nil {
+			t.Fatalf("testdata/perf/golden/%s has an address in no mapping (%#x): not the recording of native code this test needs", recording, l.Address)
+		}
+	}
 	alone, beside := t.TempDir(), t.TempDir()
 	for _, f := range []struct{ src, dir string }{
-		{filepath.Join(golden, "single.data"), alone},
-		{filepath.Join(golden, "single.data"), beside},
-		{filepath.Join(golden, "jitreuse", "jit-6143.dump"), beside},
+		{filepath.Join(golden, recording), alone},
+		{filepath.Join(golden, recording), beside},
+		{dumps[0], beside},
 	} {
 		data, err := os.ReadFile(f.src)
 		if err != nil {
@@ -159,10 +176,9 @@ func TestNativeBesideJITFiles(t *testing.T) {
 		}
 		testenv.WriteFile(t, filepath.Join(f.dir, filepath.Base(f.src)), data)
 	}
-	env := []string{"PPROF_BINARY_PATH=" + golden}
-	runPProf(t, beside, env, "-proto", "-output", "single.pb.gz", filepath.Join(alone, "single.data"))
-	want := runPProf(t, alone, env, "-top", "single.data")
-	for _, name := range []string{"single.data", "single.pb.gz"} {
+	runPProf(t, beside, env, "-proto", "-output", "native.pb.gz", filepath.Join(alone, recording))
+	want := runPProf(t, alone, env, "-top", recording)
+	for _, name := range []string{recording, "native.pb.gz"} {
 		got := runPProf(t, beside, env, "-top", name)
 		if strings.Contains(string(got.stderr), "JIT") {
 			t.Errorf("%s: the other run's jitdump was read:\n%s", name, got.stderr)
@@ -184,7 +200,9 @@ func TestNativeBesideJITFiles(t *testing.T) {
 // one note names the fix and each address gets the last code there.
 func TestPerfDataReplayGolden(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden", "jitreuse")
-	got, _ := runTop(t, t.TempDir(), nil, filepath.Join(dir, "jitreuse.data"))
+	// The program, jitreuse-bin, beside its recordings.
+	bin := []string{"PPROF_BINARY_PATH=" + dir}
+	got, _ := runTop(t, t.TempDir(), bin, filepath.Join(dir, "jitreuse.data"))
 	want := goldenReportShares(t, filepath.Join(dir, "jitreuse.report"), got)
 	checkShares(t, got, want)
 	for _, fn := range []string{"jit_first", "jit_second", "jit_moved"} {
@@ -192,7 +210,7 @@ func TestPerfDataReplayGolden(t *testing.T) {
 			t.Errorf("%s: %.2f%% in perf report, want 10%% or more", fn, want[fn])
 		}
 	}
-	r := runPProf(t, t.TempDir(), nil, "-top", filepath.Join(dir, "nok.data"))
+	r := runPProf(t, t.TempDir(), bin, "-top", filepath.Join(dir, "nok.data"))
 	if n := strings.Count(string(r.stderr), "record with perf record -k 1"); n != 1 {
 		t.Errorf("%d notes about perf record -k 1 for a recording without it, want 1:\n%s", n, r.stderr)
 	}
