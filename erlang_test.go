@@ -49,8 +49,8 @@ func TestPerfDataErlang(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("erlc: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // the BEAM's
 	data := filepath.Join(dir, "perf.data")
+	removeTmpJITFiles(t, recordedPIDs(data)) // the BEAM's
 	perfRecord(t, perf, "-g", "-k", "1", "-o", data, erl, "-noshell", "-pa", dir, "+JPperf", "true", "-eval", "w:main([])")
 	shares, report := perfReportOf(t, perf, data)
 	want := map[string]float64{}

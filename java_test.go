@@ -81,8 +81,8 @@ func TestPerfDataJava(t *testing.T) {
 	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "App.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // the JVM's perf map, written at its exit
 	data := filepath.Join(dir, "perf.data")
+	removeTmpJITFiles(t, recordedPIDs(data)) // the JVM's perf map, written at its exit
 	// Started by a shell that execs it, as scripts start servers: the
 	// shell's own code has samples, the java launcher's none.
 	perfRecord(t, perf, "-g", "-k", "1", "-o", data, "sh", "-c", `exec "$0" "$@"`, java, "-XX:+PreserveFramePointer",
@@ -160,11 +160,11 @@ func TestPerfDataJavaLive(t *testing.T) {
 	if out, err := exec.Command(javac, "-d", dir, filepath.Join(testenv.RepoRoot(t), "testdata", "java", "App.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // the JVM's perf map
 	app := exec.Command(java, "-XX:+PreserveFramePointer", "-cp", dir, "App", "6000")
 	if err := app.Start(); err != nil {
 		t.Fatal(err)
 	}
+	removeTmpJITFiles(t, func() []uint32 { return []uint32{uint32(app.Process.Pid)} }) // the JVM's perf map
 	defer app.Wait()
 	defer app.Process.Kill()
 	time.Sleep(time.Second) // its warm-up: hot() compiled

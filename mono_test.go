@@ -23,8 +23,8 @@ func TestPerfDataMono(t *testing.T) {
 	if out, err := exec.Command(mcs, "-optimize", "-out:"+exe, filepath.Join(testenv.RepoRoot(t), "testdata", "mono", "Work.cs")).CombinedOutput(); err != nil {
 		t.Fatalf("mcs: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // Mono's perf map
 	data := filepath.Join(dir, "perf.data")
+	removeTmpJITFiles(t, recordedPIDs(data)) // Mono's perf map
 	perfRecord(t, perf, "-k", "1", "-o", data, "--", mono, "--jitmap", exe, "1.5")
 	want, report := perfReportOf(t, perf, data)
 	if want["Work:Hot (uint)"] < 20 || want["Work:Fib (int)"] < 5 {

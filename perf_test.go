@@ -652,9 +652,18 @@ func TestPerfDataSystemWide(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	node := testenv.Tool(t, "node", "nodejs")
 	work := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
-	removeNewTmpJITFiles(t) // node's perf map
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
+	// node's perf map: of the processes of the machine the recording
+	// has, the one the test started.
+	removeTmpJITFiles(t, func() []uint32 {
+		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+		pid, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+		if err != nil {
+			return nil
+		}
+		return []uint32{uint32(pid)}
+	})
 	// From dir, where V8 writes its log; node's PID (the shell's, which
 	// execs it) into the file pid.
 	perfRecord(t, perf, "-a", "-g", "-o", data, "--", "sh", "-c", `echo $$ >"$0/pid" && cd "$0" && exec "$@"`, dir, node, "--perf-basic-prof", work, "1500")

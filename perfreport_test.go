@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/perfdata"
 )
 
 // perfReportShares reads perf report --no-children --sort sym --stdio -q
@@ -236,26 +238,49 @@ func checkInjected(t *testing.T, dir, injected string, env []string, orig map[st
 	compareShares(t, orig, got, "the recording perf inject wrote")
 }
 
-// removeNewTmpJITFiles removes, when the test ends, the perf maps and
-// jitdumps in /tmp that were not there when it was called: those the
-// runtimes the test runs write there, and the ELF files perf inject
-// --jit writes beside such a jitdump.
-func removeNewTmpJITFiles(t *testing.T) {
+// removeTmpJITFiles removes, when the test ends, the JIT files the
+// processes pids gives (called then) wrote into /tmp, where the
+// runtimes the tests run write them: perf-PID.map, jit-PID.dump, and
+// the ELF files perf inject --jit writes beside such a jitdump,
+// jitted-PID-N.so. Those of other processes, another test's running at
+// the same time, are left alone. Call it after t.TempDir has made the
+// directory pids reads from: cleanups run last first.
+func removeTmpJITFiles(t *testing.T, pids func() []uint32) {
 	t.Helper()
-	jitFiles := func() []string {
-		maps, _ := filepath.Glob("/tmp/perf-*.map")
-		dumps, _ := filepath.Glob("/tmp/jit-*.dump")
-		injected, _ := filepath.Glob("/tmp/jitted-*.so")
-		return slices.Concat(maps, dumps, injected)
-	}
-	before := jitFiles()
 	t.Cleanup(func() {
-		for _, f := range jitFiles() {
-			if !slices.Contains(before, f) {
+		for _, pid := range pids() {
+			injected, _ := filepath.Glob(fmt.Sprintf("/tmp/jitted-%d-*.so", pid))
+			for _, f := range append(injected, fmt.Sprintf("/tmp/perf-%d.map", pid), fmt.Sprintf("/tmp/jit-%d.dump", pid)) {
 				os.Remove(f)
 			}
 		}
 	})
+}
+
+// recordedPIDs returns the function that reads the processes the
+// recording data has records of (a recording of a command: it and what
+// it started), none if data cannot be read.
+func recordedPIDs(data string) func() []uint32 {
+	return func() []uint32 {
+		f, err := os.Open(data)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil
+		}
+		pf, err := perfdata.Open(f, st.Size(), data)
+		if err != nil {
+			return nil
+		}
+		rec, err := pf.Scan("")
+		if err != nil {
+			return nil
+		}
+		return rec.PIDs
+	}
 }
 
 // canonicalName is the name a function's share is compared by: perf

@@ -42,9 +42,9 @@ func TestPerfDataPHP(t *testing.T) {
 		{"function-jitdump", "function", "0x20"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			removeNewTmpJITFiles(t) // PHP writes both into /tmp
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
+			removeTmpJITFiles(t, recordedPIDs(data)) // PHP writes both into /tmp
 			perfRecord(t, perf, "-k", "1", "-o", data, "--", php, "-d", "opcache.enable_cli=1", "-d", "opcache.jit_buffer_size=64M",
 				"-d", "opcache.jit="+tc.jit, "-d", "opcache.jit_debug="+tc.debug, work, "1.5")
 			reported, global, env := data, []string(nil), []string(nil)
@@ -109,7 +109,6 @@ func TestPHPPerfMapGperftools(t *testing.T) {
 	if _, err := os.Stat(lib); err != nil {
 		testenv.Missing(t, lib, "apt-get install libgoogle-perftools-dev")
 	}
-	removeNewTmpJITFiles(t)
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "cpu.prof")
 	cmd := exec.Command(php, "-d", "opcache.enable_cli=1", "-d", "opcache.jit_buffer_size=64M", "-d", "opcache.jit=tracing",
@@ -120,6 +119,7 @@ func TestPHPPerfMapGperftools(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	removeTmpJITFiles(t, func() []uint32 { return []uint32{uint32(cmd.Process.Pid)} })
 	time.Sleep(700 * time.Millisecond) // its traces compiled
 	cmd.Process.Signal(syscall.SIGUSR2)
 	time.Sleep(1300 * time.Millisecond)

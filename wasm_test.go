@@ -35,9 +35,9 @@ func TestPerfDataWasm(t *testing.T) {
 	}
 	for _, flag := range []string{"--perf-basic-prof", "--perf-prof"} {
 		t.Run(strings.TrimPrefix(flag, "--"), func(t *testing.T) {
-			removeNewTmpJITFiles(t) // the perf map
-			dir := t.TempDir()      // the jitdump, written where node runs
+			dir := t.TempDir() // the jitdump, written where node runs
 			data := filepath.Join(dir, "perf.data")
+			removeTmpJITFiles(t, recordedPIDs(data)) // the perf map
 			perfRecord(t, perf, "-g", "-k", "1", "-o", data, "--", "sh", "-c", `cd "$0" && exec "$@"`, dir,
 				node, flag, filepath.Join(src, "run.js"), wasm, "1.5")
 			reported, global, env := data, []string(nil), []string(nil)
