@@ -100,9 +100,9 @@ func freshPerfDir(t *testing.T) string {
 // TestPerfDataGolden checks the checked-in recordings of
 // testdata/perf/golden the same way. Their kernel frames name the kernel
 // of the machine that recorded them, their vDSO frames its vDSO (perf
-// report named them from its build-ID cache, not checked in): on
-// another machine, pprof cannot name them, and they are compared as
-// unnamed code (goldenReportShares).
+// report named them from its build-ID cache, not checked in): where
+// pprof cannot name them (another kernel; no copy of that vDSO), they
+// are compared as unnamed code (goldenReportShares).
 func TestPerfDataGolden(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "perf", "golden")
 	for _, name := range []string{"single", "threads", "zstd"} {
