@@ -61,7 +61,7 @@ func TestJavaPerfMap(t *testing.T) {
 // -g (-XX:+PreserveFramePointer, so that stacks go through JIT code) and
 // the perf map the JVM writes at exit (/tmp/perf-PID.map, where perf
 // report reads it too): each Java method's share of the samples, by its
-// full name, as perf report's within 0.5 percentage point (its several
+// full name, as perf report's, as checkShares compares them (its several
 // compiled versions added up, as pprof names them alike); the samples in
 // App's methods reach JavaMain through the interpreter; the main binary
 // is the java launcher, though its own code has no samples and the
@@ -81,26 +81,23 @@ func TestPerfDataJava(t *testing.T) {
 	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "App.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // the JVM's perf map, written at its exit
 	data := filepath.Join(dir, "perf.data")
+	removeTmpJITFiles(t, recordedPIDs(data)) // the JVM's perf map, written at its exit
 	// Started by a shell that execs it, as scripts start servers: the
 	// shell's own code has samples, the java launcher's none.
 	perfRecord(t, perf, "-g", "-k", "1", "-o", data, "sh", "-c", `exec "$0" "$@"`, java, "-XX:+PreserveFramePointer",
 		"-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit", "-cp", dir, "App", "1500")
 	want, report := perfReportOf(t, perf, data)
 
-	p, r := protoOf(t, dir, nil, data)
-	got := map[string]float64{}
-	var total, app, toMain int64
+	p, r := protoOf(t, dir, perfCacheEnv(), data)
+	got := javaShares(p)
+	var app, toMain int64
 	for _, s := range p.Sample {
-		total += s.Value[0]
 		leaf := s.Location[0].Line
 		if len(leaf) == 0 {
 			continue
 		}
-		name := leaf[0].Function.SystemName
-		got[withoutTemplateArgs(name)] += float64(s.Value[0])
-		if strings.Contains(name, " App.") {
+		if name := leaf[0].Function.SystemName; strings.Contains(name, " App.") {
 			app += s.Value[0]
 			if slices.ContainsFunc(s.Location, func(l *profile.Location) bool {
 				return slices.ContainsFunc(l.Line, func(ln profile.Line) bool { return ln.Function.Name == "JavaMain" })
@@ -109,10 +106,7 @@ func TestPerfDataJava(t *testing.T) {
 			}
 		}
 	}
-	for fn, n := range got {
-		got[fn] = n * 100 / float64(total)
-	}
-	n := checkShares(t, got, want, 2, nil)
+	n := checkShares(t, got, want)
 	if want["int App.hot(int[])"] < 2 || n < 3 {
 		t.Errorf("perf report does not name App's methods:\n%s\n%s", report, r.stderr)
 	}
@@ -156,7 +150,7 @@ func TestPerfDataJava(t *testing.T) {
 // started (its hot methods compiled, their code in memory perf describes
 // from /proc/PID/maps), and jcmd PID Compiler.perfmap has the JVM write
 // its perf map while it runs. Each Java method's share, by its full
-// name, as perf report's within 0.5 percentage point.
+// name, as perf report's, as checkShares compares them.
 func TestPerfDataJavaLive(t *testing.T) {
 	perf := testenv.Tool(t, "perf", "linux-perf")
 	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
@@ -166,11 +160,11 @@ func TestPerfDataJavaLive(t *testing.T) {
 	if out, err := exec.Command(javac, "-d", dir, filepath.Join(testenv.RepoRoot(t), "testdata", "java", "App.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	removeNewTmpJITFiles(t) // the JVM's perf map
 	app := exec.Command(java, "-XX:+PreserveFramePointer", "-cp", dir, "App", "6000")
 	if err := app.Start(); err != nil {
 		t.Fatal(err)
 	}
+	removeTmpJITFiles(t, func() []uint32 { return []uint32{uint32(app.Process.Pid)} }) // the JVM's perf map
 	defer app.Wait()
 	defer app.Process.Kill()
 	time.Sleep(time.Second) // its warm-up: hot() compiled
@@ -181,20 +175,42 @@ func TestPerfDataJavaLive(t *testing.T) {
 		t.Fatalf("jcmd %s Compiler.perfmap: %v\n%s", pid, err, out)
 	}
 	want, report := perfReportOf(t, perf, data)
-	p, r := protoOf(t, dir, nil, data)
-	got := map[string]float64{}
-	var total int64
-	for _, s := range p.Sample {
-		total += s.Value[0]
-		if leaf := s.Location[0].Line; len(leaf) > 0 {
-			got[withoutTemplateArgs(leaf[0].Function.SystemName)] += float64(s.Value[0])
-		}
-	}
-	for fn, n := range got {
-		got[fn] = n * 100 / float64(total)
-	}
-	n := checkShares(t, got, want, 2, nil)
+	p, r := protoOf(t, dir, perfCacheEnv(), data)
+	n := checkShares(t, javaShares(p), want)
 	if want["int App.hot(int[])"] < 2 || n < 3 {
 		t.Errorf("perf report does not name App's methods:\n%s\n%s", report, r.stderr)
 	}
+}
+
+// javaShares returns each function's share of the samples of p, pprof's
+// profile of a recording of the JVM, weighed by their last value (the
+// period, as perf report weighs them, and pprof's default), named as
+// perf report names it: a Java method by its signature, pprof's system
+// name (upstream's demangler shortens the display name "int
+// App.hot(int[])" to "int App.hot"); a C++ function by pprof's display
+// name, demangled without its arguments; code inlined into a function
+// counted for it (as pprof -noinlines does); unnamed code as pprof -top
+// names it.
+func javaShares(p *profile.Profile) map[string]float64 {
+	shares := map[string]float64{}
+	var total float64
+	for _, s := range p.Sample {
+		v := float64(s.Value[len(s.Value)-1])
+		total += v
+		lines := s.Location[0].Line
+		if len(lines) == 0 {
+			shares["<unknown>"] += v
+			continue
+		}
+		fn := lines[len(lines)-1].Function
+		name := fn.SystemName
+		if strings.HasPrefix(name, "_Z") {
+			name = fn.Name
+		}
+		shares[withoutTemplateArgs(name)] += v
+	}
+	for fn, v := range shares {
+		shares[fn] = v * 100 / total
+	}
+	return shares
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkRecords decodes every record of a real recording (the golden
-// single.data: 1,955 records, 143 KB of them), as perf record writes it,
+// single.data: 2,240 records, 180 KB of them), as perf record writes it,
 // compressed as perf record -z does, and as pipe mode writes it.
 func BenchmarkRecords(b *testing.B) {
 	plain := goldenRecording(b)

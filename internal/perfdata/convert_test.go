@@ -36,6 +36,7 @@ func synthetic(attrs []Attr, side ...sideRecord) *Recording {
 	for i := range side {
 		rec.side(&side[i], recorded, func(pid uint32, file string) { rec.JITDumps = append(rec.JITDumps, file) })
 	}
+	rec.index()
 	return rec
 }
 

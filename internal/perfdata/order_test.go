@@ -9,7 +9,7 @@ import (
 // TestSideRecordsInTimeOrder: perf writes the records of each CPU in
 // turn, so a process that moved to another CPU when it exec'd can have
 // the records of its new program before those of the shell that exec'd
-// it. The real recording testdata/perf/golden/single.data (./work,
+// it. The real recording testdata/perf/golden/single.data (work,
 // started by perf) gets, after work's exec and MMAP2, the records a
 // shell run before would have had on another CPU: its exec's COMM and
 // its MMAP2 of /usr/bin/dash, with earlier times. Records passes each
@@ -77,8 +77,8 @@ func TestSideRecordsInTimeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Mapping[0].File; got != "/tmp/perffix/work" {
-		t.Errorf("main binary %s, want /tmp/perffix/work", got)
+	if got, want := p.Mapping[0].File, "/mnt/jitpprof-fixtures/perf/work"; got != want {
+		t.Errorf("main binary %s, want %s", got, want)
 	}
 }
 

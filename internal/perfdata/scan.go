@@ -33,6 +33,7 @@ type Recording struct {
 	PIDs []uint32
 
 	procs  map[uint32][]*mmapping // executable mappings by pid, sorted by start
+	spans  map[uint32][]span      // by pid: which of procs holds each address (see spansOf)
 	parent map[uint32]uint32      // of each process forked, by pid
 	comm   map[uint32]string      // by tid: the last
 	// By tid, each command it had and from when (in time order): exec
@@ -128,11 +129,72 @@ func (f *File) Scan(proc string) (*Recording, error) {
 			rec.JITDumps = append(rec.JITDumps, file)
 		}
 	}
-	for _, list := range rec.procs {
+	rec.index()
+	return rec, nil
+}
+
+// index sorts the processes' mappings by start and makes their spans,
+// once all side records are in.
+func (rec *Recording) index() {
+	rec.spans = make(map[uint32][]span, len(rec.procs))
+	for pid, list := range rec.procs {
 		// A later mapping at the same place replaces an earlier one.
 		slices.SortStableFunc(list, func(a, b *mmapping) int { return cmp.Compare(a.start, b.start) })
+		rec.spans[pid] = spansOf(list)
 	}
-	return rec, nil
+}
+
+// A span is a range of addresses one mapping holds.
+type span struct {
+	start, limit uint64
+	mm           *mmapping
+}
+
+// spansOf returns the disjoint spans, sorted, of the mappings of list
+// (sorted by start; of equal starts, the later last): each address in
+// the mapping that starts highest below it and holds it, the later of
+// equal starts, as find chooses. A mapping inside another splits it:
+// perf inject --jit maps thousands of small files into node's text,
+// one per V8 builtin there, and the text above them is still node's.
+// O(n log n) to build, 2n spans at most; a lookup is a binary search.
+func spansOf(list []*mmapping) []span {
+	var out []span
+	var stack []*mmapping // the mappings holding the current address, the one holding it on top
+	at := uint64(0)
+	// fill adds the spans from at up to end, popping the mappings that
+	// end before it.
+	fill := func(end uint64) {
+		for len(stack) > 0 && at < end {
+			top := stack[len(stack)-1]
+			if top.limit <= at {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			to := min(top.limit, end)
+			out = append(out, span{at, to, top})
+			at = to
+		}
+		at = max(at, end)
+	}
+	for _, mm := range list {
+		if mm.limit <= mm.start {
+			continue
+		}
+		fill(mm.start)
+		stack = append(stack, mm)
+	}
+	fill(^uint64(0))
+	return out
+}
+
+// findSpan returns the mapping of the span of spans (from spansOf) that
+// holds addr.
+func findSpan(spans []span, addr uint64) *mmapping {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].limit > addr })
+	if i < len(spans) && spans[i].start <= addr {
+		return spans[i].mm
+	}
+	return nil
 }
 
 // side takes in one side record; jitDump is told of each jitdump mapped.
@@ -208,7 +270,7 @@ func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
 		return find(rec.kernel, addr)
 	}
 	for hops := 0; hops < 64; hops++ {
-		if mm := find(rec.procs[pid], addr); mm != nil {
+		if mm := findSpan(rec.spans[pid], addr); mm != nil {
 			return mm
 		}
 		pp, ok := rec.parent[pid]

@@ -2,7 +2,9 @@
 # testdata/java/generate.sh OUTDIR - profiles a real Java program (OpenJDK
 # 17) with gperftools and keeps the perf map the JVM writes at exit
 # (-XX:+DumpPerfMapAtExit), for the perf map JIT source's tests:
-# OUTDIR/cpu.prof and OUTDIR/perf-PID.map.
+# OUTDIR/cpu.prof and OUTDIR/perf-PID.map. -XX:-UsePerfData: the JVM does
+# not map its statistics file (hsperfdata_USER/PID in /tmp), which the
+# profile's memory map would name.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${1:?usage: generate.sh OUTDIR}
@@ -18,7 +20,7 @@ cp "$here/App.java" "$out/"
 cd "$out"
 javac App.java
 CPUPROFILE=$out/cpu.prof CPUPROFILESIGNAL=40 CPUPROFILE_FREQUENCY=200 LD_PRELOAD=$lib \
-  java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp . App 2000 >/dev/null 2>"$out/stderr.txt" &
+  java -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp . App 2000 >/dev/null 2>"$out/stderr.txt" &
 pid=$!
 wait $pid
 mv "$out/cpu.prof.0" "$out/cpu.prof"

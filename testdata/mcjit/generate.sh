@@ -14,6 +14,9 @@
 #   bin/libleaf.so    name (by their absolute path under OUTDIR/bin)
 #   build/            intermediate files (bitcode)
 #
+# The profiles name OUTDIR's files by their paths: testdata/golden.sh
+# makes the checked-in ones (golden/) under a neutral prefix.
+#
 # Environment: JIT_HOST_SECONDS (CPU seconds per thread, default 4),
 # JIT_HOST_THREADS (default 2), JITPPROF_LLVM (the LLVM version, default
 # 14), JITPPROF_JIT (the JIT mode of jit_host --jit: mcjit, the default,
