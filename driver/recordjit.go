@@ -114,11 +114,14 @@ func (r *run) askJVM(pid int, jitDir string, say func(string)) {
 	say(fmt.Sprintf("-record: the JVM of pid %d wrote its perf map (Compiler.perfmap)", pid))
 }
 
-// tidyRecording moves the jitdumps the recording at path names, written
-// since it started by the runtimes of the command it launched, into its
-// JIT directory (Node.js writes them into its current directory), and
-// copies there the perf maps of its processes, so that the recording
-// and its JIT directory are all pprof needs to read it again.
+// tidyRecording moves into the JIT directory of the recording at path
+// the JIT files that the runtimes of the command it launched wrote since
+// it started, because pprof switched them on: the jitdumps it names
+// (Node.js writes them into its current directory), and the perf maps of
+// its processes, perfMaps (the JVM's, in /tmp); those of processes it
+// attached to are copied. The recording and its JIT directory are then
+// all pprof needs to read it again, and the user's directories are left
+// as they were.
 func (r *run) tidyRecording(path string, jitdumps []string, perfMaps []string) {
 	jitDir := jitDirOf(path)
 	if !*r.recordFlags.jit {
@@ -128,6 +131,7 @@ func (r *run) tidyRecording(path string, jitdumps []string, perfMaps []string) {
 		r.ui.PrintErr("-record: ", err)
 		return
 	}
+	defer os.Remove(jitDir) // if empty
 	t, err := jitenv.Tidy(jitDir, jitdumps, r.recordStart)
 	if err != nil {
 		r.ui.PrintErr("-record: tidying the JIT runtimes' files: ", err)
@@ -135,14 +139,20 @@ func (r *run) tidyRecording(path string, jitdumps []string, perfMaps []string) {
 	for _, left := range t.Left {
 		r.ui.PrintErr("-record: ", left)
 	}
+	launched := *r.recordFlags.pids == ""
 	for _, m := range perfMaps {
 		to := filepath.Join(jitDir, filepath.Base(m))
-		if _, err := os.Stat(to); err == nil || !strings.HasPrefix(filepath.Base(m), "perf-") {
+		if !strings.HasPrefix(filepath.Base(m), "perf-") {
 			continue
 		}
-		regfile.Copy(m, to, 0o644)
-	}
-	if entries, err := os.ReadDir(jitDir); err == nil && len(entries) == 0 {
-		os.Remove(jitDir)
+		if _, err := os.Stat(to); err == nil {
+			continue
+		}
+		if err := regfile.Copy(m, to, 0o644); err != nil {
+			continue
+		}
+		if st, err := os.Stat(m); launched && err == nil && !st.ModTime().Before(r.recordStart) {
+			os.Remove(m) // written because pprof asked for it
+		}
 	}
 }

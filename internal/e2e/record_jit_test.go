@@ -69,10 +69,10 @@ func dirFiles(t *testing.T, dir string) []string {
 func TestRecordNodeNothingSet(t *testing.T) {
 	requireRecord(t)
 	node := testenv.Tool(t, "node", "nodejs")
-	removeNewTmpJITFiles(t)
 	dir := t.TempDir()
 	script := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
 	saved := filepath.Join(t.TempDir(), "node.data")
+	removeTmpJITFiles(t, recordedPIDs(saved))
 	r := runPProf(t, dir, nil, "-top", "-nodecount=10000", "-record", "-record_output", saved, "--", node, script, "1500")
 	if !strings.Contains(string(r.stderr), "JIT output switched on: NODE_OPTIONS=--perf-prof") {
 		t.Errorf("pprof does not say what it added to NODE_OPTIONS:\n%s", r.stderr)
@@ -141,12 +141,12 @@ func startUntilReady(t *testing.T, cmd *exec.Cmd, ready *regexp.Regexp) {
 func TestRecordNodeAttached(t *testing.T) {
 	requireRecord(t)
 	node := testenv.Tool(t, "node", "nodejs")
-	removeNewTmpJITFiles(t)
 	script := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
 	cmd := exec.Command(node, "--perf-basic-prof", "-e",
 		`console.log("ready"); process.argv[2] = "8000"; require(process.argv[1])`, script)
 	cmd.Dir = t.TempDir()
 	startUntilReady(t, cmd, regexp.MustCompile(`^ready$`))
+	removeTmpJITFiles(t, func() []uint32 { return []uint32{uint32(cmd.Process.Pid)} })
 	time.Sleep(500 * time.Millisecond) // its hot functions compiled
 	r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", "-record", "-pid", fmt.Sprint(cmd.Process.Pid), "-seconds", "2")
 	requireShares(t, r, 10, "fib")
@@ -171,9 +171,10 @@ func javaApp(t *testing.T) string {
 func TestRecordJava(t *testing.T) {
 	requireRecord(t)
 	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
-	removeNewTmpJITFiles(t)
 	classes := javaApp(t)
-	r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", "-record", "--", java, "-cp", classes, "App", "3000")
+	saved := filepath.Join(t.TempDir(), "java.data")
+	removeTmpJITFiles(t, recordedPIDs(saved))
+	r := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", "-record", "-record_output", saved, "--", java, "-cp", classes, "App", "3000")
 	if !strings.Contains(string(r.stderr), "JAVA_TOOL_OPTIONS=") {
 		t.Errorf("pprof does not say what it added to JAVA_TOOL_OPTIONS:\n%s", r.stderr)
 	}
@@ -182,6 +183,16 @@ func TestRecordJava(t *testing.T) {
 	// inlined), which sortWork calls.
 	requireShares(t, r, 1, "App.hot", "App.sortWork")
 	requireShares(t, r, 30, "java.util.")
+	// The perf map the JVM wrote because pprof asked it to is moved out
+	// of /tmp, beside the recording.
+	for _, pid := range recordedPIDs(saved)() {
+		if _, err := os.Stat(fmt.Sprintf("/tmp/perf-%d.map", pid)); err == nil {
+			t.Errorf("/tmp/perf-%d.map is still there", pid)
+		}
+	}
+	if maps, _ := filepath.Glob(filepath.Join(saved+".jit", "perf-*.map")); len(maps) == 0 {
+		t.Errorf("%s.jit holds %q, want the JVM's perf map", saved, dirFiles(t, saved+".jit"))
+	}
 }
 
 // TestRecordJavaAttached attaches to a running JVM started with no perf
@@ -190,13 +201,13 @@ func TestRecordJava(t *testing.T) {
 func TestRecordJavaAttached(t *testing.T) {
 	requireRecord(t)
 	java := testenv.Tool(t, "java", "openjdk-17-jdk-headless")
-	removeNewTmpJITFiles(t)
 	classes := javaApp(t)
 	cmd := exec.Command(java, "-cp", classes, "-XX:+PreserveFramePointer", "App", "60000")
 	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	removeTmpJITFiles(t, func() []uint32 { return []uint32{uint32(cmd.Process.Pid)} })
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
