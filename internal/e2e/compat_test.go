@@ -411,7 +411,7 @@ func TestSameLinesAndUpstreamUnstable(t *testing.T) {
 // of the files are not profiles (expected reports, sources): both must
 // refuse them alike.
 func TestUpstreamTestdataParity(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() && !testenv.InCI() {
 		t.Skip("runs upstream and jitpprof on about 90 files, 4 reports each")
 	}
 	upstream := testenv.UpstreamPProf(t)

@@ -6,6 +6,6 @@
 // llvm-symbolizer, perf report and perf script, objdump, Chromium).
 //
 // The helpers they share are in helpers_test.go. With -short the
-// package runs nothing: `go test -short ./...` runs the unit tests of
-// every package, ./test.sh these too.
+// package runs nothing, unless CI is "true": `go test -short ./...` runs
+// the unit tests of every package, ./test.sh these too.
 package e2e

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // pprofBin is the pprof command under test, built by TestMain from this
@@ -28,8 +30,8 @@ var pprofBin string
 // give it one ($PERF_BUILDID_DIR, which pprofCmd clears).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if testing.Short() {
-		fmt.Println("e2e: end-to-end tests skipped under -short")
+	if testing.Short() && !testenv.InCI() {
+		fmt.Println("e2e: end-to-end tests skipped under -short (CI=true runs them)")
 		os.Exit(0)
 	}
 	os.Exit(runTests(m))
