@@ -40,36 +40,24 @@ func Example() {
 }
 
 // A run's JIT objects, read once into a Cache and shared by the stage and
-// the symbolizer: the JIT addresses of a gperftools CPU profile of an LLVM
-// MCJIT host, named from the DWARF of the host's JIT objects.
+// the symbolizer: the frames of a JIT address, from the DWARF of the LLVM
+// dump that holds it (here record_less, inlined into jit_sort_records).
 func ExampleCache() {
 	cache := profile.NewCache(profile.CacheOptions{})
 	defer cache.Close()
 	objs, _ := cache.Load([]string{"../testdata/mcjit/golden/jit"}, nil)
-	data, err := os.ReadFile("../testdata/mcjit/golden/cpu.prof")
+	addr := uint64(0x4ffffffffa00)
+	obj, sec := objs.Lookup(addr)
+	frames, err := obj.FrameSource()
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, memoryMap, err := profile.Parse(data)
-	if err != nil {
-		log.Fatal(err)
+	fmt.Printf("%s, section %s:\n", filepath.Base(obj.Path), sec.Name)
+	for _, f := range frames.Frames(addr) {
+		fmt.Printf("  %s %s:%d\n", f.Func, filepath.Base(f.File), f.Line)
 	}
-	res, err := profile.Extend(p, memoryMap, objs)
-	if err != nil {
-		log.Fatal(err)
-	}
-	names := map[string]bool{}
-	for _, jm := range res.JIT {
-		frames, err := jm.Object.FrameSource()
-		if err != nil {
-			log.Fatal(err)
-		}
-		for _, l := range jm.Locations {
-			for _, f := range frames.Frames(l.Address) {
-				names[fmt.Sprintf("%s %s", f.Func, filepath.Base(f.File))] = true
-			}
-		}
-	}
-	fmt.Println(names["jit_sort_records workload.c"], names["horner workload.c"], names["jit_tree_sum workload.c"])
-	// Output: true true true
+	// Output:
+	// workload.c-df2284e66d575719.elf, section .text.jit_sort_records:
+	//   record_less workload.c:174
+	//   jit_sort_records workload.c:193
 }
