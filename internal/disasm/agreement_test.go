@@ -25,6 +25,7 @@ import (
 // name@plt entries, from package plt; objdump prefers other aliases and
 // names GOT slots by its own rules).
 func TestObjdumpAgreement(t *testing.T) {
+	testenv.Long(t, "disassembles millions of instructions of real binaries, and objdump does too")
 	objdump := testenv.Tool(t, "objdump", "binutils")
 	tmp := t.TempDir()
 	tests := []struct {

@@ -281,6 +281,7 @@ func fmtFrames(fs []Frame) string {
 }
 
 func TestDifferential(t *testing.T) {
+	testenv.Long(t, "compares every code address of real objects with llvm-symbolizer's answers")
 	total := diffStats{}
 	for _, c := range buildConfigs() {
 		for _, src := range []string{"inline.cc", "plain.c", "cold.c"} {

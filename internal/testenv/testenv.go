@@ -18,6 +18,16 @@ import (
 // component fails the test instead of skipping it.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
+// Long skips t under -short, unless under CI (where nothing is
+// skipped): a test that runs external tools on many inputs, or builds
+// programs, which ./test.sh runs; what says what it does.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() && !InCI() {
+		t.Skip("-short: " + what)
+	}
+}
+
 // Missing skips t, or fails it under CI, because what is missing; how
 // says how to get it.
 func Missing(t testing.TB, what, how string) {
