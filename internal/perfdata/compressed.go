@@ -108,7 +108,7 @@ func streamErr(err error) error {
 type pieces struct {
 	s    *scanner
 	fr   *rawReader
-	cur  []byte // what is left of the piece being read (in fr.buf)
+	cur  []byte // what is left of the piece being read (in fr's buffer)
 	off  int64  // the offset of the compressed record being read
 	done bool   // the stream of records is read to its end
 	err  error  // from an uncompressed record, or errStop
