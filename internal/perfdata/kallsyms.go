@@ -1,0 +1,135 @@
+package perfdata
+
+import (
+	"cmp"
+	"os"
+	"slices"
+)
+
+// kallsyms is a kernel symbol table, sorted by address.
+type kallsyms struct {
+	addrs []uint64
+	names []string
+	delta uint64 // the recorded boot's addresses less the table's
+}
+
+func (k *kallsyms) empty() bool { return len(k.addrs) == 0 }
+
+// relocate makes the table one of the boot recorded: the kernel placed
+// at another address (KASLR) had symbol sym at addr, where the table has
+// it elsewhere. An unknown sym leaves the table as it is.
+func (k *kallsyms) relocate(sym string, addr uint64) {
+	if sym == "" {
+		return
+	}
+	for i, n := range k.names {
+		if n == sym {
+			k.delta = addr - k.addrs[i]
+			return
+		}
+	}
+}
+
+// lookup returns the name of the symbol at or below addr.
+func (k *kallsyms) lookup(addr uint64) string {
+	addr -= k.delta
+	i, found := slices.BinarySearch(k.addrs, addr)
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return ""
+	}
+	return k.names[i]
+}
+
+// readKallsyms reads the text symbols of /proc/kallsyms ("ADDRESS TYPE
+// NAME", then a module name for module symbols; fields apart by spaces
+// or tabs) with a non-zero address (zeros are what an unprivileged
+// reader sees). A table has a hundred thousand symbols or more: the file
+// is read whole and the names kept in one string, not one allocation a
+// line.
+func readKallsyms(path string) (*kallsyms, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	type sym struct {
+		addr     uint64
+		off, end int // of the name in names
+	}
+	// About 40 bytes a line, 20 of them the name.
+	syms := make([]sym, 0, len(data)/32)
+	names := make([]byte, 0, len(data)/2)
+	for len(data) > 0 {
+		line := data
+		if i := slices.Index(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		a, rest := field(line)
+		typ, rest := field(rest)
+		name, _ := field(rest)
+		if len(name) == 0 || len(typ) != 1 || (typ[0] != 't' && typ[0] != 'T') {
+			continue
+		}
+		addr, ok := parseHex(a)
+		if !ok || addr == 0 {
+			continue
+		}
+		syms = append(syms, sym{addr, len(names), len(names) + len(name)})
+		names = append(names, name...)
+	}
+	// By address, then in the file's order.
+	slices.SortFunc(syms, func(a, b sym) int { return cmp.Or(cmp.Compare(a.addr, b.addr), cmp.Compare(a.off, b.off)) })
+	all := string(names)
+	k := &kallsyms{addrs: make([]uint64, len(syms)), names: make([]string, len(syms))}
+	for i, s := range syms {
+		k.addrs[i], k.names[i] = s.addr, all[s.off:s.end]
+	}
+	return k, nil
+}
+
+// field returns the first field of b, after any spaces or tabs, and what
+// follows it.
+func field(b []byte) (f, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+
+// parseHex parses b as a hexadecimal number of 64 bits, as
+// strconv.ParseUint(b, 16, 64) does.
+func parseHex(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		if v>>60 != 0 {
+			return 0, false // overflow
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
