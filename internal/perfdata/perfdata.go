@@ -619,8 +619,8 @@ const maxRecord = 1 << 16
 // keep.
 func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn) }
 
-// records is Records, with SAMPLE records passed undecoded (only Type,
-// Misc and Off set) unless samples is true.
+// records is Records, without the SAMPLE records unless samples is true
+// (a pass over the side records: most of a recording is samples).
 func (f *File) records(samples bool, fn func(*Record) bool) error {
 	s := &scanner{f: f, samples: samples, fn: fn}
 	// A damaged file of perf record --threads ends only that file's
@@ -777,7 +777,7 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 // A scanner decodes records and passes them to fn.
 type scanner struct {
 	f       *File
-	samples bool
+	samples bool // SAMPLE records are passed too
 	fn      func(*Record) bool
 	rec     Record
 	name    string // of the stream read
@@ -797,6 +797,9 @@ func ignoreStop(err error) error {
 // emit decodes the record (type typ, misc, at off, with body) and passes
 // it to fn.
 func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
+	if typ == RecordSample && !s.samples {
+		return nil
+	}
 	f := s.f
 	rec := &s.rec
 	*rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0], Group: rec.Group[:0]}
@@ -812,9 +815,7 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 			rec.PID, rec.PPID, rec.TID, rec.PTID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:]), bo.Uint32(body[12:])
 		}
 	case RecordSample:
-		if s.samples {
-			ok = f.sample(rec, body)
-		}
+		ok = f.sample(rec, body)
 	}
 	if !ok {
 		return &FormatError{File: s.name, Off: off, Msg: fmt.Sprintf("record of type %d is shorter than its fields", typ)}
