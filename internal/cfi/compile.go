@@ -1,6 +1,9 @@
 package cfi
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Compiled rules: what unwinding a frame at one address takes, worked
 // out once from the table's row there and kept, so that a frame costs a
@@ -162,6 +165,7 @@ func (t *Table) applyFast(c *compiled, addr uint64, regs *Regs, m *memory) (ret 
 	spReg := t.arch.SP
 	sp, haveSP := regs.val[spReg], regs.known&(1<<spReg) != 0
 	regs.known &^= c.undef
+	le, base := m.le, m.stack.Addr
 	for _, l := range c.loads[:c.n] {
 		slot := cfa + uint64(int64(l.off))
 		if haveSP && slot < sp && l.reg != c.ra {
@@ -169,7 +173,13 @@ func (t *Table) applyFast(c *compiled, addr uint64, regs *Regs, m *memory) (ret 
 			// the same as ours.
 			continue
 		}
-		v, ok := m.read(slot)
+		var v uint64
+		ok := true
+		if off := slot - base; off < uint64(len(le)) && uint64(len(le))-off >= 8 {
+			v = binary.LittleEndian.Uint64(le[off:]) // m.read's first case
+		} else {
+			v, ok = m.readOther(slot)
+		}
 		if !ok {
 			if l.reg == c.ra {
 				return 0, false, false, &StepError{File: t.name, Addr: addr, Err: ErrMemory}

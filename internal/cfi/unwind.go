@@ -45,10 +45,29 @@ type Stack struct {
 type memory struct {
 	fn    Memory
 	stack Stack
+	le    []byte // stack.Data if fn is nil and the stack little-endian
 }
 
-// read reads the 8 bytes at addr.
+// stackMemory returns the memory of stack s.
+func stackMemory(s Stack) memory {
+	m := memory{stack: s}
+	if !s.BigEndian {
+		m.le = s.Data
+	}
+	return m
+}
+
+// read reads the 8 bytes at addr (applyFast has its own copy of the
+// first case).
 func (m *memory) read(addr uint64) (uint64, bool) {
+	if off := addr - m.stack.Addr; off < uint64(len(m.le)) && uint64(len(m.le))-off >= 8 {
+		return binary.LittleEndian.Uint64(m.le[off:]), true
+	}
+	return m.readOther(addr)
+}
+
+// readOther is read for the other cases.
+func (m *memory) readOther(addr uint64) (uint64, bool) {
 	if m.fn != nil {
 		return m.fn(addr)
 	}

@@ -18,18 +18,18 @@ type Unwinder struct {
 	frames [2]map[uint64]frameCode
 	// recent are the pcs met last, by a hash of the pc, before frames:
 	// a stack's pcs are looked up without hashing them through a map.
-	recent [2][recentSlots]recentCode
+	recent [recentSlots]recentCode
 	regs   [2]Regs // the callee's and the caller's, in turn
 }
 
 // recentSlots is the size of Unwinder.recent: a power of two.
 const recentSlots = 512
 
-// A recentCode is a slot of Unwinder.recent: the frameCode of pc, if
-// set.
+// A recentCode is a slot of Unwinder.recent: the frameCode of pc, a
+// caller's if kind is 1, an exact pc's if 2; none if kind is 0.
 type recentCode struct {
-	pc  uint64
-	set bool
+	pc   uint64
+	kind uint8
 	frameCode
 }
 
@@ -57,7 +57,8 @@ func NewUnwinder(arch *Arch, find Finder) *Unwinder {
 // for the memory read, and does not allocate once the pcs of the stack
 // have been met.
 func (u *Unwinder) Unwind(dst []uint64, regs *Regs, pc uint64, stack Stack, max int, work *int64) ([]uint64, error) {
-	return u.unwind(dst, regs, pc, &memory{stack: stack}, max, work)
+	m := stackMemory(stack)
+	return u.unwind(dst, regs, pc, &m, max, work)
 }
 
 // unwind is Unwind for memory m.
@@ -70,7 +71,15 @@ func (u *Unwinder) unwind(dst []uint64, regs *Regs, pc uint64, m *memory, max in
 		cur.Set(arch.PC, pc)
 	}
 	for range max {
-		fc := u.code(pc, exact)
+		// u.code(pc, exact), its first case inlined.
+		kind := uint8(1)
+		if exact {
+			kind = 2
+		}
+		fc := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(kind))>>(64-9)]
+		if fc.pc != pc || fc.kind != kind {
+			fc = u.code(pc, exact)
+		}
 		if !fc.ok {
 			return dst, ErrNoEntry
 		}
@@ -114,19 +123,17 @@ func (u *Unwinder) unwind(dst []uint64, regs *Regs, pc uint64, m *memory, max in
 	return dst, nil
 }
 
-// code returns what is known of the code at pc, a caller's unless exact.
-func (u *Unwinder) code(pc uint64, exact bool) frameCode {
+// code returns what is known of the code at pc, a caller's unless
+// exact, and puts it in its slot of Unwinder.recent.
+func (u *Unwinder) code(pc uint64, exact bool) *recentCode {
 	k := 0
 	if exact {
 		k = 1
 	}
-	slot := &u.recent[k][(pc*0x9e3779b97f4a7c15)>>(64-9)]
-	if slot.pc == pc && slot.set {
-		return slot.frameCode
-	}
+	slot := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(k+1))>>(64-9)]
 	if fc, ok := u.frames[k][pc]; ok {
-		*slot = recentCode{pc, true, fc}
-		return fc
+		*slot = recentCode{pc, uint8(k + 1), fc}
+		return slot
 	}
 	var fc frameCode
 	fc.t, fc.bias, fc.ok = u.find(pc)
@@ -143,6 +150,6 @@ func (u *Unwinder) code(pc uint64, exact bool) frameCode {
 	if len(u.frames[k]) < maxFrames {
 		u.frames[k][pc] = fc
 	}
-	*slot = recentCode{pc, true, fc}
-	return fc
+	*slot = recentCode{pc, uint8(k + 1), fc}
+	return slot
 }
