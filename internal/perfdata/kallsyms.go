@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"bytes"
 	"cmp"
 	"os"
 	"slices"
@@ -54,23 +55,35 @@ func readKallsyms(path string) (*kallsyms, error) {
 	if err != nil {
 		return nil, err
 	}
-	type sym struct {
-		addr     uint64
-		off, end int // of the name in names
-	}
-	// About 40 bytes a line, 20 of them the name.
-	syms := make([]sym, 0, len(data)/32)
+	// The symbols in the file's order: their addresses, and where each
+	// name ends in names.
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	addrs, ends := make([]uint64, 0, n), make([]int, 0, n)
 	names := make([]byte, 0, len(data)/2)
 	for len(data) > 0 {
 		line := data
-		if i := slices.Index(data, '\n'); i >= 0 {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]
 		} else {
 			data = nil
 		}
-		a, rest := field(line)
-		typ, rest := field(rest)
-		name, _ := field(rest)
+		var a, typ, name []byte
+		if len(line) > 19 && line[16] == ' ' && line[18] == ' ' && !isSpace(line[19]) {
+			// The usual line: 16 hexadecimal digits, a space, the
+			// type, a space, the name.
+			a, typ, name = line[:16], line[17:18], line[19:]
+			for i, c := range name {
+				if isSpace(c) {
+					name = name[:i]
+					break
+				}
+			}
+		} else {
+			var rest []byte
+			a, rest = field(line)
+			typ, rest = field(rest)
+			name, _ = field(rest)
+		}
 		if len(name) == 0 || len(typ) != 1 || (typ[0] != 't' && typ[0] != 'T') {
 			continue
 		}
@@ -78,15 +91,31 @@ func readKallsyms(path string) (*kallsyms, error) {
 		if !ok || addr == 0 {
 			continue
 		}
-		syms = append(syms, sym{addr, len(names), len(names) + len(name)})
+		addrs = append(addrs, addr)
 		names = append(names, name...)
+		ends = append(ends, len(names))
 	}
-	// By address, then in the file's order.
-	slices.SortFunc(syms, func(a, b sym) int { return cmp.Or(cmp.Compare(a.addr, b.addr), cmp.Compare(a.off, b.off)) })
 	all := string(names)
-	k := &kallsyms{addrs: make([]uint64, len(syms)), names: make([]string, len(syms))}
-	for i, s := range syms {
-		k.addrs[i], k.names[i] = s.addr, all[s.off:s.end]
+	k := &kallsyms{addrs: addrs, names: make([]string, len(addrs))}
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		k.names[i] = all[start:end]
+	}
+	if !slices.IsSorted(addrs) {
+		// By address, then in the file's order.
+		idx := make([]int, len(addrs))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(addrs[a], addrs[b]), cmp.Compare(a, b)) })
+		sorted := &kallsyms{addrs: make([]uint64, len(idx)), names: make([]string, len(idx))}
+		for i, j := range idx {
+			sorted.addrs[i], sorted.names[i] = k.addrs[j], k.names[j]
+		}
+		k = sorted
 	}
 	return k, nil
 }
