@@ -22,6 +22,7 @@
 #       each sample
 #   shallow100  work.c built as for deep, stacks of 15 frames at most,
 #       --call-graph dwarf: about 100 MB
+#   NAMEz  NAME recorded compressed (perf record -z): fp200z, deep100z...
 #
 # Each round runs every command once, in turn, so that the machine's
 # drift weighs on all alike; the table gives medians of the rounds (peak
@@ -46,7 +47,7 @@ while getopts "r:w:s:n" opt; do
     w) work=$OPTARG ;;
     s) sets=$OPTARG ;;
     n) nosym=1 ;;
-    *) sed -n '2,38p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,/^set -euo/{/^set/!p}' "$0" >&2; exit 2 ;;
   esac
 done
 for tool in perf gcc /usr/bin/time; do
@@ -70,8 +71,9 @@ record() {
   printf '[buildid]\n\tdir = "%s"\n' "$dir/buildid" >"$dir/perfconfig"
   export PERF_CONFIG=$dir/perfconfig
   [[ -f $data ]] && return
-  local cflags=(-O1 -g -fno-omit-frame-pointer) src=testdata/perf/work.c args=(threads) rec=(-F 20000 -g)
-  case $name in
+  local cflags=(-O1 -g -fno-omit-frame-pointer) src=testdata/perf/work.c args=(threads) rec=(-F 20000 -g) z=()
+  [[ $name == *z ]] && z=(-z)
+  case ${name%z} in
     fp50) args+=(2500) ;;
     fp200) args+=(10000) ;;
     fp800) args+=(40000) ;;
@@ -89,8 +91,8 @@ record() {
     *) echo "bench/perfdata.sh: no recording $name" >&2; exit 2 ;;
   esac
   gcc "${cflags[@]}" -pthread -o "$dir/prog" "$src"
-  echo "recording $name (${args[*]})" >&2
-  perf record -q -e cpu-clock "${rec[@]}" -o "$data" "$dir/prog" "${args[@]}" >/dev/null 2>&1
+  echo "recording $name (${args[*]} ${z[*]})" >&2
+  perf record -q "${z[@]}" -e cpu-clock "${rec[@]}" -o "$data" "$dir/prog" "${args[@]}" >/dev/null 2>&1
 }
 
 # once NAME COMMAND...: runs COMMAND, appending "WALL USER SYS MAXRSS_KB"

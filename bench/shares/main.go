@@ -138,8 +138,13 @@ func perfName(name string) string {
 	return normal(name)
 }
 
-// normal drops the <...> parts of a C++ name (not of <unknown>).
+// normal drops the <...> parts of a C++ name (not of <unknown>), and
+// names glibc's memmove, whose code is memcpy's, as memcpy (perf and
+// pprof pick either name).
 func normal(name string) string {
+	if rest, ok := strings.CutPrefix(name, "__memmove_"); ok {
+		name = "__memcpy_" + rest
+	}
 	if strings.HasPrefix(name, "<") {
 		return name
 	}
