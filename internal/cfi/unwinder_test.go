@@ -234,3 +234,35 @@ func BenchmarkUnwindFirst(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(want)), "ns/frame")
 }
+
+// FuzzUnwinderStack: no table and stack copy make an Unwinder panic,
+// and it unwinds a stack copy as Unwind does the same memory read
+// through a function, twice (the second time with what it kept).
+func FuzzUnwinderStack(f *testing.F) {
+	tab, _, _, stack, _ := recursion(f, 3)
+	f.Add(tab.fdes[0].cie.instr, tab.fdes[0].instr, stack.Data, uint64(0x2010))
+	f.Fuzz(func(t *testing.T, cieInstr, instr, data []byte, pc uint64) {
+		eh := ehFrame(-8, 16, cieInstr, testFDE{0x1000, 0x100, instr}, testFDE{0x2000, 0x40, nil})
+		tab, _ := New("f.so", X86_64, binary.LittleEndian, 8, Section{Name: ".eh_frame", Data: eh})
+		find := func(uint64) (*Table, uint64, bool) { return tab, 0, true }
+		var regs Regs
+		for i := range 17 {
+			regs.Set(i, 0x7000+uint64(i)*8)
+		}
+		st := Stack{Addr: 0x7000, Data: data}
+		mem := func(a uint64) (uint64, bool) {
+			m := memory{stack: st}
+			return m.read(a)
+		}
+		work := int64(1 << 16)
+		want, werr := Unwind(X86_64, regs, pc, mem, find, 64, &work)
+		u := NewUnwinder(X86_64, find)
+		for round := range 2 {
+			work := int64(1 << 16)
+			got, err := u.Unwind(nil, &regs, pc, st, 64, &work)
+			if !slices.Equal(got, want) || !sameError(err, werr) {
+				t.Fatalf("round %d: %#x, %v; Unwind: %#x, %v", round, got, err, want, werr)
+			}
+		}
+	})
+}
