@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
 // TestCompiledSameAsRow: at the addresses of every entry of real
@@ -215,24 +217,40 @@ func BenchmarkUnwinder(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(want)), "ns/frame")
 }
 
-// BenchmarkUnwindFirst is BenchmarkUnwinder with a new Unwinder each
-// time, as Unwind has: the cost of a frame at a pc not met before.
-func BenchmarkUnwindFirst(b *testing.B) {
-	tab, regs, pc, stack, want := recursion(b, 200)
-	mem := func(a uint64) (uint64, bool) {
-		var m = memory{stack: stack}
-		return m.read(a)
+// BenchmarkRule computes the rules of libc's addresses, one in 16 of
+// each entry, as an Unwinder does for a pc it meets the first time: the
+// entry found, its instructions run to the address, the row compiled
+// and kept (the rules kept are forgotten each time).
+func BenchmarkRule(b *testing.B) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		b.Skip(err)
 	}
-	var got []uint64
+	ef, err := elfrel.Open(libc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ef.Close()
+	cf, err := OpenELF(ef)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var addrs []uint64
+	for _, f := range cf.fdes {
+		for a := f.lo; a < f.hi; a += 16 {
+			addrs = append(addrs, a)
+		}
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		tab.rules = nil // as a table not met before
-		got, _ = Unwind(X86_64, regs, pc, mem, func(uint64) (*Table, uint64, bool) { return tab, 0, true }, 512, nil)
+		cf.rules = nil
+		for _, a := range addrs {
+			if c := cf.rule(a); c.kind == kindErr {
+				b.Fatalf("at %#x: %v", a, c.err)
+			}
+		}
 	}
-	if len(got) != len(want) {
-		b.Fatalf("%d addresses, want %d", len(got), len(want))
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(want)), "ns/frame")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(addrs)), "ns/rule")
 }
 
 // FuzzUnwinderStack: no table and stack copy make an Unwinder panic,
