@@ -93,8 +93,11 @@ func (t *Table) rule(addr uint64) *compiled {
 	c := t.compile(&rw)
 	c.cost = cost
 	if c.kind == kindRow {
-		c.row = &rw
-		return &c
+		k := &compiled{}
+		*k = c
+		k.row = new(row)
+		*k.row = rw
+		return k
 	}
 	return t.keep(&c)
 }
