@@ -62,7 +62,7 @@ type Table struct {
 	arch *Arch
 	fdes []fde
 	// los are the entries' starts, fdes[i].lo at i: the index find
-	// searches, 8 bytes an entry where an entry takes 56.
+	// searches, 8 bytes an entry where an entry takes 48.
 	los []uint64
 	bo  binary.ByteOrder
 	ptr int // bytes of an address: 4 or 8

@@ -22,8 +22,13 @@ type Unwinder struct {
 	regs   [2]Regs // the callee's and the caller's, in turn
 }
 
-// recentSlots is the size of Unwinder.recent: a power of two.
-const recentSlots = 512
+// recentSlots is the size of Unwinder.recent, 1<<recentBits slots (12
+// KiB): enough for the pcs stacks have in common, small for a system-wide
+// recording's thousands of processes, an Unwinder each.
+const (
+	recentBits  = 8
+	recentSlots = 1 << recentBits
+)
 
 // A recentCode is a slot of Unwinder.recent: the frameCode of pc, a
 // caller's if kind is 1, an exact pc's if 2; none if kind is 0.
@@ -54,8 +59,8 @@ func NewUnwinder(arch *Arch, find Finder) *Unwinder {
 // Unwind appends to dst the return addresses of the calls in progress,
 // innermost first, in a thread whose innermost frame's registers are
 // regs and pc is pc, and whose stack's top is stack; it is [Unwind], but
-// for the memory read, and does not allocate once the pcs of the stack
-// have been met.
+// for the memory read, and does not allocate (but to grow dst) once the
+// pcs of the stack have been met.
 func (u *Unwinder) Unwind(dst []uint64, regs *Regs, pc uint64, stack Stack, max int, work *int64) ([]uint64, error) {
 	m := stackMemory(stack)
 	return u.unwind(dst, regs, pc, &m, max, work)
@@ -76,7 +81,7 @@ func (u *Unwinder) unwind(dst []uint64, regs *Regs, pc uint64, m *memory, max in
 		if exact {
 			kind = 2
 		}
-		fc := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(kind))>>(64-9)]
+		fc := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(kind))>>(64-recentBits)]
 		if fc.pc != pc || fc.kind != kind {
 			fc = u.code(pc, exact)
 		}
@@ -130,7 +135,7 @@ func (u *Unwinder) code(pc uint64, exact bool) *recentCode {
 	if exact {
 		k = 1
 	}
-	slot := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(k+1))>>(64-9)]
+	slot := &u.recent[(pc*0x9e3779b97f4a7c15+uint64(k+1))>>(64-recentBits)]
 	if fc, ok := u.frames[k][pc]; ok {
 		*slot = recentCode{pc, uint8(k + 1), fc}
 		return slot
