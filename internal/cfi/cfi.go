@@ -61,8 +61,11 @@ type Table struct {
 	name string
 	arch *Arch
 	fdes []fde
-	bo   binary.ByteOrder
-	ptr  int // bytes of an address: 4 or 8
+	// los are the entries' starts, fdes[i].lo at i: the index find
+	// searches, 8 bytes an entry where an entry takes 48.
+	los []uint64
+	bo  binary.ByteOrder
+	ptr int // bytes of an address: 4 or 8
 	// goSP, if not nil, gives the SP delta of Go code at an address and
 	// the work it took (see gopclntab.Table.SPDelta): Go code without a
 	// frame description entry (a binary without DWARF) is unwound by it.
@@ -71,6 +74,12 @@ type Table struct {
 	// have a few CIEs, a hostile one could have one per FDE, and a row
 	// takes 1.6 KB.
 	initials int
+	// rules are the compiled rows of the table's addresses an Unwinder
+	// met, each kept once however many addresses share it (see
+	// Table.rule).
+	rules map[compiled]*compiled
+	// states is run's stack of remembered rows, kept from run to run.
+	states []row
 }
 
 // An fde is one frame description entry: the code [lo, hi) and its
@@ -138,14 +147,14 @@ func New(name string, arch *Arch, bo binary.ByteOrder, ptr int, sections ...Sect
 			continue
 		}
 		// Keep what an earlier section covers.
-		sortFDEs(t.fdes)
+		t.sort()
 		for _, f := range fdes {
 			if _, ok := t.find(f.lo); !ok {
 				t.fdes = append(t.fdes, f)
 			}
 		}
 	}
-	sortFDEs(t.fdes)
+	t.sort()
 	return t, errors.Join(errs...)
 }
 
@@ -175,8 +184,13 @@ func ForCode(name string, arch *Arch, bo binary.ByteOrder, ehFrame []byte, addr,
 	return t, code - t.fdes[0].lo, err
 }
 
-func sortFDEs(fdes []fde) {
-	slices.SortStableFunc(fdes, func(a, b fde) int { return cmp.Compare(a.lo, b.lo) })
+// sort sorts the entries by their start and indexes them.
+func (t *Table) sort() {
+	slices.SortStableFunc(t.fdes, func(a, b fde) int { return cmp.Compare(a.lo, b.lo) })
+	t.los = t.los[:0]
+	for i := range t.fdes {
+		t.los = append(t.los, t.fdes[i].lo)
+	}
 }
 
 // Len returns the number of frame description entries.
@@ -184,12 +198,16 @@ func (t *Table) Len() int { return len(t.fdes) }
 
 // find returns the entry covering addr.
 func (t *Table) find(addr uint64) (*fde, bool) {
-	i, _ := slices.BinarySearchFunc(t.fdes, addr+1, func(f fde, a uint64) int {
-		if f.lo < a {
-			return -1
+	// i: the number of entries starting at or below addr.
+	i, j := 0, len(t.los)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if t.los[h] <= addr {
+			i = h + 1
+		} else {
+			j = h
 		}
-		return 1
-	})
+	}
 	// t.fdes[i-1] is the last starting at or below addr; entries do not
 	// nest, but a zero-length one may hide a longer one before it.
 	for j := i - 1; j >= 0 && j >= i-4; j-- {

@@ -102,7 +102,9 @@ func (t *Table) rowAt(f *fde, addr uint64, rw *row) error {
 // running them), which DW_CFA_restore returns to.
 func (t *Table) run(rw *row, initial *row, instr []byte, c *cie, loc, addr uint64) error {
 	r := &reader{b: instr, bo: t.bo}
-	var states []row
+	// The remembered rows: the table's stack, kept for the next run.
+	states := t.states[:0]
+	defer func() { t.states = states[:0] }()
 	set := func(reg uint64, ru rule) {
 		if reg < MaxRegs {
 			rw.regs[reg] = ru

@@ -1,6 +1,7 @@
 package cfi
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -30,6 +31,56 @@ func (r *Regs) Get(reg int) (uint64, bool) {
 // Memory reads the 8 bytes at addr in the unwound thread's memory; ok is
 // false for memory it does not have.
 type Memory func(addr uint64) (v uint64, ok bool)
+
+// A Stack is a copy of the top of a thread's stack, as perf record
+// --call-graph dwarf keeps one with each sample: the only memory of the
+// thread an Unwinder reads.
+type Stack struct {
+	Addr      uint64 // where Data[0] was: the stack pointer when copied
+	Data      []byte
+	BigEndian bool
+}
+
+// memory is the unwound thread's memory: fn, if not nil, else a Stack.
+type memory struct {
+	fn    Memory
+	stack Stack
+	le    []byte // stack.Data if fn is nil and the stack little-endian
+}
+
+// stackMemory returns the memory of stack s.
+func stackMemory(s Stack) memory {
+	m := memory{stack: s}
+	if !s.BigEndian {
+		m.le = s.Data
+	}
+	return m
+}
+
+// read reads the 8 bytes at addr (applyFast has its own copy of the
+// first case).
+func (m *memory) read(addr uint64) (uint64, bool) {
+	if off := addr - m.stack.Addr; off < uint64(len(m.le)) && uint64(len(m.le))-off >= 8 {
+		return binary.LittleEndian.Uint64(m.le[off:]), true
+	}
+	return m.readOther(addr)
+}
+
+// readOther is read for the other cases.
+func (m *memory) readOther(addr uint64) (uint64, bool) {
+	if m.fn != nil {
+		return m.fn(addr)
+	}
+	s := &m.stack
+	off := addr - s.Addr
+	if addr < s.Addr || off > uint64(len(s.Data)) || uint64(len(s.Data))-off < 8 {
+		return 0, false
+	}
+	if s.BigEndian {
+		return binary.BigEndian.Uint64(s.Data[off:]), true
+	}
+	return binary.LittleEndian.Uint64(s.Data[off:]), true
+}
 
 // Errors Step and Unwind return besides a FormatError's.
 var (
@@ -67,29 +118,50 @@ func (t *Table) Step(addr uint64, regs *Regs, mem Memory) (caller Regs, ret uint
 	return t.step(addr, regs, mem, nil)
 }
 
-// step is Step, taking the bytes of instructions it runs from *work, if
-// work is not nil, and failing with ErrWork once none are left.
+// step is Step, taking the work of the step from *work if work is not
+// nil (see apply).
 func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, signal, end bool, err error) {
-	f, ok := t.find(addr)
-	if !ok {
-		return caller, 0, false, false, ErrNoEntry
+	m := memory{fn: mem}
+	ret, signal, end, err = t.apply(t.rule(addr), addr, regs, &caller, &m, work)
+	return caller, ret, signal, end, err
+}
+
+// apply unwinds a frame at addr by c, t's rule there (see Table.rule),
+// writing the caller's registers to caller. It takes the bytes of
+// instructions of the frame's entry from *work, if work is not nil,
+// and fails with ErrWork once none are left: the same whether the rule
+// was computed for this frame or an earlier one, so that the work an
+// Unwind takes does not depend on what was unwound before it.
+func (t *Table) apply(c *compiled, addr uint64, regs, caller *Regs, m *memory, work *int64) (ret uint64, signal, end bool, err error) {
+	if c.kind == kindNoEntry {
+		return 0, false, false, ErrNoEntry
 	}
 	if work != nil {
 		if *work <= 0 {
-			return caller, 0, false, false, ErrWork
+			return 0, false, false, ErrWork
 		}
-		*work -= int64(len(f.cie.instr) + len(f.instr))
+		*work -= c.cost
 	}
-	fail := func(err error) (Regs, uint64, bool, bool, error) {
-		return caller, 0, false, false, &StepError{File: t.name, Addr: addr, Err: err}
+	switch c.kind {
+	case kindErr:
+		return 0, false, false, &StepError{File: t.name, Addr: addr, Err: c.err}
+	case kindRow:
+		return t.applyRow(c.row, addr, regs, caller, m)
 	}
-	var rw row
-	if err := t.rowAt(f, addr, &rw); err != nil {
-		return fail(err)
+	*caller = *regs
+	return t.applyFast(c, addr, caller, m)
+}
+
+// applyRow unwinds a frame at addr by row rw, any row: its CFA and
+// registers' rules may be expressions.
+func (t *Table) applyRow(rw *row, addr uint64, regs, caller *Regs, m *memory) (ret uint64, signal, end bool, err error) {
+	*caller = Regs{}
+	fail := func(err error) (uint64, bool, bool, error) {
+		return 0, false, false, &StepError{File: t.name, Addr: addr, Err: err}
 	}
 	var cfa uint64
 	if rw.cfaExpr != nil {
-		if cfa, err = t.eval(rw.cfaExpr, regs, mem, nil); err != nil {
+		if cfa, err = t.eval(rw.cfaExpr, regs, m, nil); err != nil {
 			return fail(fmt.Errorf("CFA expression: %w", err))
 		}
 	} else {
@@ -103,7 +175,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 		return fail(fmt.Errorf("return address column %d", rw.ra))
 	}
 	if rw.regs[rw.ra].kind == ruleUndefined {
-		return caller, 0, rw.signal, true, nil
+		return 0, rw.signal, true, nil
 	}
 	sp, haveSP := regs.Get(t.arch.SP)
 	for reg := range MaxRegs {
@@ -129,7 +201,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 				if v, ok = regs.Get(reg); !ok {
 					continue
 				}
-			} else if v, ok = mem(slot); !ok {
+			} else if v, ok = m.read(slot); !ok {
 				if reg == int(rw.ra) {
 					return fail(ErrMemory)
 				}
@@ -143,7 +215,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 				continue
 			}
 		case ruleExpr, ruleValExpr:
-			a, err := t.eval(ru.expr, regs, mem, &cfa)
+			a, err := t.eval(ru.expr, regs, m, &cfa)
 			if err != nil {
 				if reg == int(rw.ra) {
 					return fail(fmt.Errorf("register %d's expression: %w", reg, err))
@@ -153,7 +225,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 			v = a
 			if ru.kind == ruleExpr {
 				var ok bool
-				if v, ok = mem(a); !ok {
+				if v, ok = m.read(a); !ok {
 					if reg == int(rw.ra) {
 						return fail(ErrMemory)
 					}
@@ -166,11 +238,18 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 	if rw.regs[t.arch.SP].kind == ruleSame {
 		caller.Set(t.arch.SP, cfa)
 	}
-	ret, ok = caller.Get(int(rw.ra))
+	ret, ok := caller.Get(int(rw.ra))
 	if !ok {
 		return fail(fmt.Errorf("the return address (register %d) is not known", rw.ra))
 	}
-	if rw.raSigned {
+	return t.returned(ret, rw.raSigned, caller), rw.signal, false, nil
+}
+
+// returned returns the return address ret as the caller resumes at it
+// (without its pointer authentication code if signed, of the table's
+// address size), which is the caller's pc.
+func (t *Table) returned(ret uint64, signed bool, caller *Regs) uint64 {
+	if signed {
 		ret &= 1<<48 - 1 // drop the pointer authentication code
 	}
 	if t.ptr == 4 {
@@ -179,7 +258,7 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 	if t.arch.PC >= 0 {
 		caller.Set(t.arch.PC, ret)
 	}
-	return caller, ret, rw.signal, false, nil
+	return ret
 }
 
 // A Finder returns the table of the code at runtime address pc, and the
@@ -190,53 +269,67 @@ func (t *Table) step(addr uint64, regs *Regs, mem Memory, work *int64) (caller R
 type Finder func(pc uint64) (t *Table, bias uint64, ok bool)
 
 // goStep unwinds a frame of Go code by the runtime's SP-delta table, as
-// the Go runtime's own traceback does. On amd64 the return address is
-// delta above the stack pointer, the caller's stack pointer just above
-// it, and the caller's frame pointer, once the function has saved it
-// (delta 8 or more), just below it. On arm64 (a link register machine)
-// the caller's stack pointer is delta above the stack pointer; a
-// function that has allocated its frame (delta > 0) saved the return
-// address at the stack pointer, and one that has not (its entry, a leaf
-// without a frame) still has it in the link register x30, which only the
-// innermost frame, or one a signal interrupted (exact), can say; the
-// caller's frame pointer is saved just below the stack pointer, and read
-// once x29 points at it. (cmd/internal/obj/arm64's prologue: MOVD.W
-// R30, -framesize(RSP); MOVD R29, -8(RSP); SUB $8, RSP, R29.)
+// the Go runtime's own traceback does (see goApply).
 func (t *Table) goStep(addr uint64, exact bool, regs *Regs, mem Memory, work *int64) (caller Regs, ret uint64, err error) {
 	if work != nil && *work <= 0 {
 		return caller, 0, ErrWork
 	}
-	delta, steps, ok := t.goSP(addr)
+	var c compiled
+	c.goDelta, c.goSteps, c.goOK = t.goSP(addr)
+	m := memory{fn: mem}
+	ret, err = t.goApply(&c, exact, regs, &caller, &m, work)
+	return caller, ret, err
+}
+
+// goApply unwinds a frame of Go code whose SP delta (see
+// gopclntab.Table.SPDelta) c gives, writing the caller's registers to
+// caller. On amd64 the return address is delta above the stack pointer,
+// the caller's stack pointer just above it, and the caller's frame
+// pointer, once the function has saved it (delta 8 or more), just below
+// it. On arm64 (a link register machine) the caller's stack pointer is
+// delta above the stack pointer; a function that has allocated its frame
+// (delta > 0) saved the return address at the stack pointer, and one
+// that has not (its entry, a leaf without a frame) still has it in the
+// link register x30, which only the innermost frame, or one a signal
+// interrupted (exact), can say; the caller's frame pointer is saved just
+// below the stack pointer, and read once x29 points at it.
+// (cmd/internal/obj/arm64's prologue: MOVD.W R30, -framesize(RSP); MOVD
+// R29, -8(RSP); SUB $8, RSP, R29.)
+func (t *Table) goApply(c *compiled, exact bool, regs, caller *Regs, m *memory, work *int64) (ret uint64, err error) {
 	if work != nil {
-		*work -= int64(steps) * 4 // a step reads about 4 bytes of the table
+		if *work <= 0 {
+			return 0, ErrWork
+		}
+		*work -= int64(c.goSteps) * 4 // a step reads about 4 bytes of the table
 	}
+	delta, ok := c.goDelta, c.goOK
 	sp, ok2 := regs.Get(t.arch.SP)
 	if !ok || !ok2 {
-		return caller, 0, ErrNoEntry
+		return 0, ErrNoEntry
 	}
-	caller = *regs
+	*caller = *regs
 	if t.arch == ARM64 {
 		if delta == 0 {
 			if ret, ok = regs.Get(arm64LR); !ok || !exact {
-				return caller, 0, ErrNoEntry
+				return 0, ErrNoEntry
 			}
-		} else if ret, ok = mem(sp); !ok {
-			return caller, 0, ErrMemory
+		} else if ret, ok = m.read(sp); !ok {
+			return 0, ErrMemory
 		}
 		if fp, ok := regs.Get(t.arch.FP); ok && delta > 0 && fp == sp-8 {
-			if saved, ok := mem(sp - 8); ok {
+			if saved, ok := m.read(sp - 8); ok {
 				caller.Set(t.arch.FP, saved)
 			}
 		}
 		caller.Set(t.arch.SP, sp+uint64(delta))
-		return caller, ret, nil
+		return ret, nil
 	}
 	cfa := sp + uint64(delta) + 8
-	if ret, ok = mem(cfa - 8); !ok {
-		return caller, 0, ErrMemory
+	if ret, ok = m.read(cfa - 8); !ok {
+		return 0, ErrMemory
 	}
 	if delta >= 8 {
-		if fp, ok := mem(cfa - 16); ok {
+		if fp, ok := m.read(cfa - 16); ok {
 			caller.Set(t.arch.FP, fp)
 		}
 	}
@@ -244,7 +337,7 @@ func (t *Table) goStep(addr uint64, exact bool, regs *Regs, mem Memory, work *in
 	if t.arch.PC >= 0 {
 		caller.Set(t.arch.PC, ret)
 	}
-	return caller, ret, nil
+	return ret, nil
 }
 
 // arm64LR is the DWARF number of AArch64's link register, x30.
@@ -253,25 +346,25 @@ const arm64LR = 30
 // fpStep unwinds a frame by its frame pointer: the frame record it points
 // at holds the caller's frame pointer and the return address (x86-64's
 // push rbp after the call; AArch64's stp x29, x30), and the caller's
-// stack pointer is just above it.
-func fpStep(arch *Arch, regs *Regs, mem Memory) (caller Regs, ret uint64, err error) {
+// stack pointer is just above it. The caller's registers go to caller.
+func fpStep(arch *Arch, regs, caller *Regs, m *memory) (ret uint64, err error) {
 	fp, ok1 := regs.Get(arch.FP)
 	sp, ok2 := regs.Get(arch.SP)
 	if !ok1 || !ok2 || fp < sp || fp%8 != 0 {
-		return caller, 0, ErrNoEntry // not a frame pointer of this stack
+		return 0, ErrNoEntry // not a frame pointer of this stack
 	}
-	saved, ok1 := mem(fp)
-	ret, ok2 = mem(fp + 8)
+	saved, ok1 := m.read(fp)
+	ret, ok2 = m.read(fp + 8)
 	if !ok1 || !ok2 {
-		return caller, 0, ErrMemory
+		return 0, ErrMemory
 	}
-	caller = *regs
+	*caller = *regs
 	caller.Set(arch.FP, saved)
 	caller.Set(arch.SP, fp+16)
 	if arch.PC >= 0 {
 		caller.Set(arch.PC, ret)
 	}
-	return caller, ret, nil
+	return ret, nil
 }
 
 // Unwind returns the return addresses of the calls in progress, innermost
@@ -280,283 +373,12 @@ func fpStep(arch *Arch, regs *Regs, mem Memory) (caller Regs, ret uint64, err er
 // first frame it cannot unwind: then err says why, and the addresses
 // before it are still returned (perf keeps a copy of the top of the
 // stack only, so a deep stack ends in ErrMemory). If work is not nil,
-// Unwind takes from it the bytes of call frame instructions it runs and
-// stops with ErrWork when none are left: with it, a caller unwinding
-// many stacks bounds the time damaged or hostile tables can cost.
+// Unwind takes from it the bytes of call frame instructions of each
+// frame's entry and stops with ErrWork when none are left: with it, a
+// caller unwinding many stacks bounds the time damaged or hostile
+// tables can cost. It is [Unwinder.Unwind] with an Unwinder of its own,
+// for memory read through mem.
 func Unwind(arch *Arch, regs Regs, pc uint64, mem Memory, find Finder, max int, work *int64) (rets []uint64, err error) {
-	exact := true
-	if arch.PC >= 0 {
-		regs.Set(arch.PC, pc)
-	}
-	for len(rets) < max {
-		t, bias, ok := find(pc)
-		if !ok {
-			return rets, ErrNoEntry
-		}
-		addr := pc - bias
-		if !exact {
-			addr--
-		}
-		var caller Regs
-		var ret uint64
-		var signal, end bool
-		err = ErrNoEntry
-		if t != nil {
-			caller, ret, signal, end, err = t.step(addr, &regs, mem, work)
-		}
-		if errors.Is(err, ErrNoEntry) && t != nil && t.goSP != nil {
-			caller, ret, err = t.goStep(addr, exact, &regs, mem, work)
-		}
-		if errors.Is(err, ErrNoEntry) {
-			caller, ret, err = fpStep(arch, &regs, mem)
-		}
-		if err != nil || end || ret == 0 {
-			return rets, err
-		}
-		sp, ok1 := regs.Get(arch.SP)
-		csp, ok2 := caller.Get(arch.SP)
-		if !ok1 || !ok2 || csp < sp || csp-sp < arch.MinCFA {
-			return rets, ErrNoProgress
-		}
-		rets = append(rets, ret)
-		regs, pc, exact = caller, ret, signal
-	}
-	return rets, nil
-}
-
-// DWARF expression operations of call frame information (DW_OP_*).
-const (
-	opAddr       = 0x03
-	opDeref      = 0x06
-	opConst1u    = 0x08
-	opConst1s    = 0x09
-	opConst2u    = 0x0a
-	opConst2s    = 0x0b
-	opConst4u    = 0x0c
-	opConst4s    = 0x0d
-	opConst8u    = 0x0e
-	opConst8s    = 0x0f
-	opConstu     = 0x10
-	opConsts     = 0x11
-	opDup        = 0x12
-	opDrop       = 0x13
-	opOver       = 0x14
-	opPick       = 0x15
-	opSwap       = 0x16
-	opRot        = 0x17
-	opAbs        = 0x19
-	opAnd        = 0x1a
-	opDiv        = 0x1b
-	opMinus      = 0x1c
-	opMod        = 0x1d
-	opMul        = 0x1e
-	opNeg        = 0x1f
-	opNot        = 0x20
-	opOr         = 0x21
-	opPlus       = 0x22
-	opPlusUconst = 0x23
-	opShl        = 0x24
-	opShr        = 0x25
-	opShra       = 0x26
-	opXor        = 0x27
-	opBra        = 0x28
-	opEq         = 0x29
-	opGe         = 0x2a
-	opGt         = 0x2b
-	opLe         = 0x2c
-	opLt         = 0x2d
-	opNe         = 0x2e
-	opSkip       = 0x2f
-	opLit0       = 0x30
-	opLit31      = 0x4f
-	opBreg0      = 0x70
-	opBreg31     = 0x8f
-	opBregx      = 0x92
-	opNop        = 0x96
-)
-
-// maxEvalSteps bounds an expression's work: branches may loop.
-const maxEvalSteps = 1000
-
-// eval computes a DWARF expression's value; push, if not nil, is pushed
-// first (the CFA, for a register's rule).
-func (t *Table) eval(expr []byte, regs *Regs, mem Memory, push *uint64) (uint64, error) {
-	var stack []uint64
-	if push != nil {
-		stack = append(stack, *push)
-	}
-	r := &reader{b: expr, bo: t.bo}
-	pop := func() uint64 {
-		if len(stack) == 0 {
-			r.bad = true
-			return 0
-		}
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		return v
-	}
-	reg := func(n uint64, off int64) error {
-		v, ok := regs.Get(int(min(n, MaxRegs)))
-		if !ok {
-			return fmt.Errorf("register %d is not known", n)
-		}
-		stack = append(stack, v+uint64(off))
-		return nil
-	}
-	b2u := func(b bool) uint64 {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	for steps := 0; r.off < len(r.b); steps++ {
-		if steps >= maxEvalSteps {
-			return 0, fmt.Errorf("more than %d steps", maxEvalSteps)
-		}
-		if len(stack) > 64 {
-			return 0, fmt.Errorf("stack deeper than 64")
-		}
-		op := r.u8()
-		switch {
-		case op >= opLit0 && op <= opLit31:
-			stack = append(stack, uint64(op-opLit0))
-			continue
-		case op >= opBreg0 && op <= opBreg31:
-			if err := reg(uint64(op-opBreg0), r.sleb()); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		switch op {
-		case opAddr:
-			stack = append(stack, r.fixed(t.ptr))
-		case opDeref:
-			v, ok := mem(pop())
-			if !ok {
-				return 0, ErrMemory
-			}
-			stack = append(stack, v)
-		case opConst1u:
-			stack = append(stack, r.fixed(1))
-		case opConst1s:
-			stack = append(stack, uint64(int64(int8(r.fixed(1)))))
-		case opConst2u:
-			stack = append(stack, r.fixed(2))
-		case opConst2s:
-			stack = append(stack, uint64(int64(int16(r.fixed(2)))))
-		case opConst4u:
-			stack = append(stack, r.fixed(4))
-		case opConst4s:
-			stack = append(stack, uint64(int64(int32(r.fixed(4)))))
-		case opConst8u, opConst8s:
-			stack = append(stack, r.fixed(8))
-		case opConstu:
-			stack = append(stack, r.uleb())
-		case opConsts:
-			stack = append(stack, uint64(r.sleb()))
-		case opDup:
-			v := pop()
-			stack = append(stack, v, v)
-		case opDrop:
-			pop()
-		case opOver:
-			if len(stack) < 2 {
-				return 0, fmt.Errorf("DW_OP_over on a stack of %d", len(stack))
-			}
-			stack = append(stack, stack[len(stack)-2])
-		case opPick:
-			i := int(r.u8())
-			if i >= len(stack) {
-				return 0, fmt.Errorf("DW_OP_pick %d on a stack of %d", i, len(stack))
-			}
-			stack = append(stack, stack[len(stack)-1-i])
-		case opSwap:
-			a, b := pop(), pop()
-			stack = append(stack, a, b)
-		case opRot:
-			a, b, c := pop(), pop(), pop()
-			stack = append(stack, a, c, b)
-		case opAbs:
-			v := int64(pop())
-			stack = append(stack, uint64(max(v, -v)))
-		case opNeg:
-			stack = append(stack, -pop())
-		case opNot:
-			stack = append(stack, ^pop())
-		case opPlusUconst:
-			stack = append(stack, pop()+r.uleb())
-		case opAnd, opDiv, opMinus, opMod, opMul, opOr, opPlus, opShl, opShr, opShra, opXor,
-			opEq, opGe, opGt, opLe, opLt, opNe:
-			b, a := pop(), pop()
-			var v uint64
-			switch op {
-			case opAnd:
-				v = a & b
-			case opDiv:
-				if b == 0 {
-					return 0, fmt.Errorf("division by zero")
-				}
-				v = uint64(int64(a) / int64(b))
-			case opMinus:
-				v = a - b
-			case opMod:
-				if b == 0 {
-					return 0, fmt.Errorf("division by zero")
-				}
-				v = a % b
-			case opMul:
-				v = a * b
-			case opOr:
-				v = a | b
-			case opPlus:
-				v = a + b
-			case opShl:
-				v = a << b
-			case opShr:
-				v = a >> b
-			case opShra:
-				v = uint64(int64(a) >> b)
-			case opXor:
-				v = a ^ b
-			case opEq:
-				v = b2u(a == b)
-			case opGe:
-				v = b2u(int64(a) >= int64(b))
-			case opGt:
-				v = b2u(int64(a) > int64(b))
-			case opLe:
-				v = b2u(int64(a) <= int64(b))
-			case opLt:
-				v = b2u(int64(a) < int64(b))
-			case opNe:
-				v = b2u(a != b)
-			}
-			stack = append(stack, v)
-		case opSkip, opBra:
-			d := int(int16(r.fixed(2)))
-			if op == opBra && pop() == 0 {
-				break
-			}
-			to := r.off + d
-			if to < 0 || to > len(r.b) {
-				return 0, fmt.Errorf("branch outside the expression")
-			}
-			r.off = to
-		case opBregx:
-			n := r.uleb()
-			if err := reg(n, r.sleb()); err != nil {
-				return 0, err
-			}
-		case opNop:
-		default:
-			return 0, fmt.Errorf("operation %#x", op)
-		}
-		if r.bad {
-			return 0, fmt.Errorf("truncated or underflowing expression")
-		}
-	}
-	if r.bad || len(stack) == 0 {
-		return 0, fmt.Errorf("truncated or empty expression")
-	}
-	return stack[len(stack)-1], nil
+	u := NewUnwinder(arch, find)
+	return u.unwind(nil, &regs, pc, &memory{fn: mem}, max, work)
 }

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bytes"
+	"os"
 	"testing"
 )
 
@@ -47,6 +48,37 @@ func BenchmarkProfile(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, _, err := f.Profile(Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkProfileRecording converts the recording $PERFDATA_BENCH_FILE
+// (as bench/perfdata.sh makes them; skipped if unset) into a profile,
+// unwinding its --call-graph dwarf stacks with the files it names or
+// their copies in $PERFDATA_BENCH_BUILDID_DIR.
+func BenchmarkProfileRecording(b *testing.B) {
+	name := os.Getenv("PERFDATA_BENCH_FILE")
+	if name == "" {
+		b.Skip("PERFDATA_BENCH_FILE names no recording")
+	}
+	fd, err := os.Open(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Open(fd, st.Size(), name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := f.Profile(Options{BuildIDDir: os.Getenv("PERFDATA_BENCH_BUILDID_DIR")}); err != nil {
 			b.Fatal(err)
 		}
 	}

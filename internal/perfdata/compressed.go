@@ -24,8 +24,9 @@ const maxWindow = 128 << 20
 // expansion bounds what the compressed records may decompress to, as a
 // multiple of the size of the file up to their end (plus 64 MiB): perf's
 // records compress about 10 times with -g, and up to hundreds of times
-// with --call-graph dwarf, whose stack copies repeat (184 times for
-// bench/perfdata.sh -d -z; Zstandard's own bound is about 32,000); a
+// with --call-graph dwarf, whose stack copies repeat (184 times for a
+// recording of testdata/perf/work.c's shallow stacks, 14 times for
+// bench/perfdata.sh's deep100z; Zstandard's own bound is about 32,000); a
 // stream that claims more is hostile and is cut there rather than
 // decoded for minutes.
 const expansion = 4096
@@ -108,7 +109,7 @@ func streamErr(err error) error {
 type pieces struct {
 	s    *scanner
 	fr   *rawReader
-	cur  []byte // what is left of the piece being read (in fr.buf)
+	cur  []byte // what is left of the piece being read (in fr's buffer)
 	off  int64  // the offset of the compressed record being read
 	done bool   // the stream of records is read to its end
 	err  error  // from an uncompressed record, or errStop

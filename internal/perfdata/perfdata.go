@@ -304,7 +304,7 @@ func (f *File) openPipe() (*File, error) {
 				features = append(features, feature{int(bo.Uint64(body)), bytes.Clone(body[8:])})
 			}
 		case recordHeaderBuildID:
-			f.parseBuildIDs(fr.buf[:8+len(body)]) // the record is one entry of the feature
+			f.parseBuildIDs(fr.rec) // the record is one entry of the feature
 		case recordEventUpdate:
 			if len(body) >= 16 && bo.Uint64(body) == eventUpdateName {
 				name := body[16:]
@@ -623,8 +623,8 @@ const maxRecord = 1 << 16
 // keep.
 func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn) }
 
-// records is Records, with SAMPLE records passed undecoded (only Type,
-// Misc and Off set) unless samples is true.
+// records is Records, without the SAMPLE records unless samples is true
+// (a pass over the side records: most of a recording is samples).
 func (f *File) records(samples bool, fn func(*Record) bool) error {
 	s := &scanner{f: f, samples: samples, fn: fn}
 	// A damaged file of perf record --threads ends only that file's
@@ -650,7 +650,7 @@ func (f *File) records(samples bool, fn func(*Record) bool) error {
 func (f *File) rawReader(i int) *rawReader {
 	st := f.streams[i]
 	return &rawReader{f: f, name: st.name, ra: st.r, r: bufio.NewReaderSize(io.NewSectionReader(st.r, st.off, st.n), 256<<10),
-		off: st.off, end: st.off + st.n, buf: make([]byte, maxRecord), unfinished: i == 0 && (f.Unfinished || f.Pipe)}
+		off: st.off, end: st.off + st.n, unfinished: i == 0 && (f.Unfinished || f.Pipe)}
 }
 
 // A stream is where records are read from: the data section of the
@@ -698,7 +698,7 @@ type rawReader struct {
 	ra         io.ReaderAt // what r reads
 	r          *bufio.Reader
 	off, end   int64
-	buf        []byte // maxRecord bytes
+	rec        []byte // the record next returned, its header and body
 	unfinished bool   // the stream may end inside a record
 }
 
@@ -706,8 +706,22 @@ func (r *rawReader) errorf(off int64, format string, args ...any) error {
 	return &FormatError{File: r.name, Off: off, Msg: fmt.Sprintf(format, args...)}
 }
 
+// peek returns the next n bytes of the stream, without reading past
+// them, as io.ReadFull would read them: an error if there are fewer
+// (io.ErrUnexpectedEOF if some).
+func (r *rawReader) peek(n int) ([]byte, error) {
+	b, err := r.r.Peek(n)
+	if len(b) == n {
+		return b, nil
+	}
+	if err == io.EOF && len(b) > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}
+
 // next returns the next record's type, misc field, offset and body (in
-// r.buf until the next call), or io.EOF at the end of the stream.
+// r's buffer until the next call), or io.EOF at the end of the stream.
 func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err error) {
 	bo := r.f.ByteOrder
 	off = r.off
@@ -720,22 +734,27 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 		}
 		return 0, 0, off, nil, r.errorf(off, "truncated record header")
 	}
-	if _, err := io.ReadFull(r.r, r.buf[:8]); err != nil {
+	// The record is read in the buffer's memory, not copied out of it
+	// (a --call-graph dwarf sample is 8 KiB or more).
+	head, err := r.peek(8)
+	if err != nil {
 		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
-	typ = bo.Uint32(r.buf)
-	misc = bo.Uint16(r.buf[4:])
-	size := int64(bo.Uint16(r.buf[6:]))
+	typ = bo.Uint32(head)
+	misc = bo.Uint16(head[4:])
+	size := int64(bo.Uint16(head[6:]))
 	if size > r.end-off && size >= 8 && r.unfinished {
 		return 0, 0, off, nil, io.EOF
 	}
 	if size < 8 || size > r.end-off {
 		return 0, 0, off, nil, r.errorf(off, "record of type %d claims %d bytes, outside [8, %d]", typ, size, r.end-off)
 	}
-	body = r.buf[8:size]
-	if _, err := io.ReadFull(r.r, body); err != nil {
+	rec, err := r.peek(int(size))
+	if err != nil {
 		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
+	r.rec, body = rec, rec[8:]
+	r.r.Discard(int(size))
 	r.off += size
 	// Data that follows the record (an AUX area's trace, tracing
 	// metadata) is skipped.
@@ -762,7 +781,7 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 // A scanner decodes records and passes them to fn.
 type scanner struct {
 	f       *File
-	samples bool
+	samples bool // SAMPLE records are passed too
 	fn      func(*Record) bool
 	rec     Record
 	name    string // of the stream read
@@ -782,6 +801,9 @@ func ignoreStop(err error) error {
 // emit decodes the record (type typ, misc, at off, with body) and passes
 // it to fn.
 func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
+	if typ == RecordSample && !s.samples {
+		return nil
+	}
 	f := s.f
 	rec := &s.rec
 	*rec = Record{Type: typ, Misc: misc, Off: off, Callchain: rec.Callchain[:0], RegsUser: rec.RegsUser[:0], Group: rec.Group[:0]}
@@ -797,9 +819,7 @@ func (s *scanner) emit(typ uint32, misc uint16, off int64, body []byte) error {
 			rec.PID, rec.PPID, rec.TID, rec.PTID = bo.Uint32(body), bo.Uint32(body[4:]), bo.Uint32(body[8:]), bo.Uint32(body[12:])
 		}
 	case RecordSample:
-		if s.samples {
-			ok = f.sample(rec, body)
-		}
+		ok = f.sample(rec, body)
 	case RecordLost, RecordLostSamples, RecordSwitch, RecordSwitchCPUWide:
 		ok = f.sideBand(rec, body)
 	}

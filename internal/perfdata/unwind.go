@@ -46,6 +46,11 @@ type unwinder struct {
 	jit       *jitTables // nil: JIT code by its frame pointer
 	note      func(string)
 	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
+	// unwinders are each process's, which keep what they found at each
+	// pc: a pid's mappings do not change while the samples are read.
+	unwinders map[uint32]*cfi.Unwinder
+	last      *cfi.Unwinder // lastPID's
+	lastPID   uint32
 	// work is the bytes of call frame instructions unwinding may still
 	// run: linear in the recording's size, so that damaged or hostile
 	// tables (a huge entry every frame of every sample runs) cannot
@@ -102,7 +107,7 @@ func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapp
 		return nil
 	}
 	return &unwinder{pa: pa, mask: attr.RegsUser, byteOrder: f.ByteOrder, finder: finder,
-		lookup: lookup, jit: jit, note: note, files: map[string]*cfi.File{}, work: workBase + workPerByte*f.size}
+		lookup: lookup, jit: jit, note: note, files: map[string]*cfi.File{}, unwinders: map[uint32]*cfi.Unwinder{}, work: workBase + workPerByte*f.size}
 }
 
 // unwind appends to frames the user pc of a sample with user registers
@@ -129,40 +134,51 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 		return frames
 	}
 	frames = append(frames, pc)
-	bo := u.byteOrder
-	mem := func(addr uint64) (uint64, bool) {
-		if addr < sp || addr-sp > uint64(len(stack)) || uint64(len(stack))-(addr-sp) < 8 {
-			return 0, false
-		}
-		return bo.Uint64(stack[addr-sp:]), true
-	}
-	find := func(pc uint64) (*cfi.Table, uint64, bool) {
-		mm := u.lookup(pid, pc)
-		if mm == nil {
-			return nil, 0, false
-		}
-		if mm.file == "" {
-			// Anonymous memory: JIT code, unwound by its JIT object's
-			// tables, or by its frame pointer.
-			if u.jit != nil {
-				if t, bias := u.jit.at(pc); t != nil {
-					return t, bias, true
-				}
-			}
-			return nil, 0, true
-		}
-		cf := u.file(mm)
-		if cf == nil {
-			return nil, 0, false
-		}
-		bias, ok := cf.Bias(mm.start, mm.offset, pc)
-		return cf.Table, bias, ok
-	}
-	rets, err := cfi.Unwind(u.pa.arch, r, pc, mem, find, maxUnwound, &u.work)
+	var err error
+	frames, err = u.of(pid).Unwind(frames, &r, pc, cfi.Stack{Addr: sp, Data: stack, BigEndian: u.byteOrder == binary.BigEndian}, maxUnwound, &u.work)
 	if errors.Is(err, cfi.ErrWork) {
 		u.note("user stacks are not unwound further: the files' call frame information takes more work than any recording of this size needs (damaged tables?)")
 	}
-	return append(frames, rets...)
+	return frames
+}
+
+// of returns the unwinder of process pid's stacks.
+func (u *unwinder) of(pid uint32) *cfi.Unwinder {
+	if u.last != nil && pid == u.lastPID {
+		return u.last
+	}
+	cu := u.unwinders[pid]
+	if cu == nil {
+		cu = cfi.NewUnwinder(u.pa.arch, func(pc uint64) (*cfi.Table, uint64, bool) { return u.find(pid, pc) })
+		u.unwinders[pid] = cu
+	}
+	u.last, u.lastPID = cu, pid
+	return cu
+}
+
+// find returns the table of the code at pc in process pid (see
+// cfi.Finder).
+func (u *unwinder) find(pid uint32, pc uint64) (*cfi.Table, uint64, bool) {
+	mm := u.lookup(pid, pc)
+	if mm == nil {
+		return nil, 0, false
+	}
+	if mm.file == "" {
+		// Anonymous memory: JIT code, unwound by its JIT object's
+		// tables, or by its frame pointer.
+		if u.jit != nil {
+			if t, bias := u.jit.at(pc); t != nil {
+				return t, bias, true
+			}
+		}
+		return nil, 0, true
+	}
+	cf := u.file(mm)
+	if cf == nil {
+		return nil, 0, false
+	}
+	bias, ok := cf.Bias(mm.start, mm.offset, pc)
+	return cf.Table, bias, ok
 }
 
 // file returns the call frame information of mm's file (see
