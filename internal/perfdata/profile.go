@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/cfi"
 	"github.com/jitpprof/pprof/internal/perfmap"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // A Conversion is what Profile made of a recording besides the profile.
@@ -726,7 +727,7 @@ func (k *kallsyms) lookup(addr uint64) string {
 // NAME", then a module name for module symbols) with a non-zero address
 // (zeros are what an unprivileged reader sees).
 func readKallsyms(path string) (*kallsyms, error) {
-	fd, err := os.Open(path)
+	fd, err := regfile.OpenLimited(path, 256<<20) // a FIFO would block, /dev/urandom never end
 	if err != nil {
 		return nil, err
 	}
