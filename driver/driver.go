@@ -158,8 +158,7 @@ func newRun(o *Options) *run {
 	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
 	r.tool = newObjTool(&r.opts, mode, r.ui)
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
-	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
-	r.flags.AddExtraUsage(objtoolUsage)
+	r.defineObjtoolFlags()
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
@@ -169,7 +168,7 @@ func newRun(o *Options) *run {
 		return r.jit.checkFlags()
 	}
 	r.exportFlags = defineExportFlags(r.flags)
-	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
+	r.flags.afterParse = func() { r.applyObjtoolFlags(); r.setPendingExport(r.commandLineExport()) }
 	return r
 }
 
@@ -185,6 +184,7 @@ type run struct {
 	subst     substitutes   // files read from perf's build-ID cache
 
 	maxProfileMB *int // -max_profile_mb
+	maxDebugMB   *int // -max_debug_mb
 
 	warmMu sync.Mutex
 	warmed map[string]bool // files given to the object tool's Warm

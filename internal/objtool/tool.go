@@ -45,9 +45,11 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/membudget"
 	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/plt"
 	"github.com/jitpprof/pprof/internal/regfile"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // Options configures a Tool.
@@ -64,14 +66,31 @@ type Options struct {
 	// binary with a build ID when none is found locally, as
 	// llvm-symbolizer does when DEBUGINFOD_URLS is set.
 	Debuginfod *debuginfod.Client
+	// MaxDecompressed is the most the compressed debug sections of all
+	// the files the Tool reads may decompress to, in bytes, in all; 0
+	// means DefaultMaxDecompressed. A section that would take more is
+	// not read: its file is symbolized without its DWARF, with a
+	// warning naming the file, the limit and the flag that raises it.
+	MaxDecompressed int64
 }
+
+// DefaultMaxDecompressed is the default of Options.MaxDecompressed:
+// 1 GiB, more than the DWARF of most programs once decompressed (a
+// large C++ program's is hundreds of MiB; a whole LLVM's a few GiB), far
+// less than a few KiB of Zstandard or a few MiB of zlib can claim.
+const DefaultMaxDecompressed = 1 << 30
+
+// MaxDecompressedFlag is the flag of jitpprof's command line that sets
+// Options.MaxDecompressed, in MiB, which its messages name.
+const MaxDecompressedFlag = "-max_debug_mb"
 
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
 // use. Close releases the files it keeps open.
 type Tool struct {
-	opts  Options
-	bins  oncemap.Map[string, *binFile]
-	dumps oncemap.Map[string, *dumpFile]
+	opts    Options
+	inflate *membudget.Budget // Options.MaxDecompressed
+	bins    oncemap.Map[string, *binFile]
+	dumps   oncemap.Map[string, *dumpFile]
 	// foreign holds the binaries read with the standard library:
 	// Mach-O, PE, and ELF files of another class or machine.
 	foreign oncemap.Map[string, *foreignEntry]
@@ -91,7 +110,21 @@ func New(o Options) *Tool {
 	if o.DebugDirs == nil {
 		o.DebugDirs = []string{DefaultDebugDir}
 	}
-	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{}}
+	if o.MaxDecompressed <= 0 {
+		o.MaxDecompressed = DefaultMaxDecompressed
+	}
+	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{},
+		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag)}
+}
+
+// SetMaxDecompressed changes Options.MaxDecompressed to n bytes (0:
+// the default), for a command line parsed after the Tool was made. What
+// was decompressed before still counts.
+func (t *Tool) SetMaxDecompressed(n int64) {
+	if n <= 0 {
+		n = DefaultMaxDecompressed
+	}
+	t.inflate.SetLimit(n)
 }
 
 // binFile is one ELF file, parsed once.
@@ -127,6 +160,7 @@ func (t *Tool) load(path string) *binFile {
 		b := &binFile{path: path}
 		b.f, b.err = elfrel.Open(path)
 		if b.err == nil {
+			b.f.SetInflateBudget(t.inflate)
 			if id, err := b.f.BuildID(); err == nil && id != nil {
 				b.buildID = fmt.Sprintf("%x", id)
 			}
@@ -162,13 +196,32 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 		if debug != nil {
 			debug.Close()
 		}
-		if b.index != nil && t.opts.Warn != nil {
-			for _, w := range b.index.Warnings() {
-				t.opts.Warn(w)
-			}
-		}
+		t.indexed(b.path, b.index, b.indexErr)
 	})
 	return b.index, b.indexErr
+}
+
+// indexed says what of the index idx of the file at path was left out,
+// or, if it failed with err, why: pprof's symbolizer drops the errors of
+// the lines it asks for without a word.
+func (t *Tool) indexed(path string, idx *jitsym.Symbolizer, err error) {
+	if err != nil {
+		t.sayOnce("index "+path, fmt.Sprintf("%s: %s; no function names or source lines are read from it", safename.String(path), reason(err)))
+	}
+	if idx != nil && t.opts.Warn != nil {
+		for _, w := range idx.Warnings() {
+			t.opts.Warn(w)
+		}
+	}
+}
+
+// reason returns err's message without the file name an error of
+// package elfrel starts with.
+func reason(err error) string {
+	if r, ok := err.(interface{ Reason() string }); ok {
+		return r.Reason()
+	}
+	return err.Error()
 }
 
 // Close closes every file the Tool opened. The Tool must not be used
@@ -275,6 +328,9 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 			}
 			if fb, ok := t.fallBack(name, why); ok {
 				return fb.Open(name, start, limit, offset, relocationSymbol)
+			}
+			if !errors.Is(e.err, errNotForeign) {
+				return nil, e.err
 			}
 		}
 		return nil, fmt.Errorf("error reading ELF file %s: %v", name, b.err)
