@@ -17,10 +17,11 @@ import (
 	"github.com/jitpprof/pprof/internal/membudget"
 )
 
-// newELF checks the ELF file of size bytes in r (see checkELF) and reads
-// it with debug/elf.
+// newELF checks the ELF file of size bytes in r (see elfrel.CheckStd)
+// and reads it with debug/elf. (Its symbol tables are read by
+// elfSymbols, which copies no names.)
 func newELF(r io.ReaderAt, size uint64) (*elf.File, error) {
-	if err := checkELF(r, size); err != nil {
+	if err := elfrel.CheckStd(r, size); err != nil {
 		return nil, err
 	}
 	return elf.NewFile(r)

@@ -2,7 +2,6 @@ package objtool
 
 import (
 	"bytes"
-	"debug/elf"
 	"debug/macho"
 	"encoding/binary"
 	"fmt"
@@ -265,83 +264,6 @@ func (b *stdBounds) coffNames(r io.ReaderAt, symPtr, nsyms uint64, strtab []byte
 			}
 		}
 		i += n
-	}
-	return nil
-}
-
-// checkELF checks the ELF file of size bytes in r before debug/elf reads
-// it: its sections' names, which it copies one by one. (Its symbol
-// tables are read by elfSymbols, which copies no names.)
-func checkELF(r io.ReaderAt, size uint64) error {
-	var ident [64]byte
-	if _, err := r.ReadAt(ident[:52], 0); err != nil {
-		return nil
-	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if elf.Data(ident[elf.EI_DATA]) == elf.ELFDATA2MSB {
-		bo = binary.BigEndian
-	}
-	var shoff, shentsize, shnum, shstrndx uint64
-	switch elf.Class(ident[elf.EI_CLASS]) {
-	case elf.ELFCLASS32:
-		shoff, shentsize, shnum, shstrndx = uint64(bo.Uint32(ident[32:])), uint64(bo.Uint16(ident[46:])), uint64(bo.Uint16(ident[48:])), uint64(bo.Uint16(ident[50:]))
-	case elf.ELFCLASS64:
-		if _, err := r.ReadAt(ident[:], 0); err != nil {
-			return nil
-		}
-		shoff, shentsize, shnum, shstrndx = bo.Uint64(ident[40:]), uint64(bo.Uint16(ident[58:])), uint64(bo.Uint16(ident[60:])), uint64(bo.Uint16(ident[62:]))
-	default:
-		return nil
-	}
-	is64 := elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS64
-	// Section header fields: sh_name, then sh_offset and sh_size, sh_link.
-	offAt, sizeAt, linkAt, want := uint64(16), uint64(20), uint64(24), uint64(40)
-	if is64 {
-		offAt, sizeAt, linkAt, want = 24, 32, 40, 64
-	}
-	if shentsize < want || shoff == 0 {
-		return nil
-	}
-	word := func(h []byte, at uint64) uint64 {
-		if is64 {
-			return bo.Uint64(h[at:])
-		}
-		return uint64(bo.Uint32(h[at:]))
-	}
-	if shnum == 0 || shstrndx == uint64(elf.SHN_XINDEX) {
-		// Extended numbering: section 0 holds the counts.
-		h := readTable(r, shoff, shentsize, size)
-		if h == nil {
-			return nil
-		}
-		if shnum == 0 {
-			shnum = word(h, sizeAt)
-		}
-		if shstrndx == uint64(elf.SHN_XINDEX) {
-			shstrndx = uint64(bo.Uint32(h[linkAt:]))
-		}
-	}
-	if shstrndx >= shnum || shnum > size/shentsize {
-		return nil
-	}
-	headers := readTable(r, shoff, shnum*shentsize, size)
-	if headers == nil {
-		return nil
-	}
-	h := headers[shstrndx*shentsize:]
-	names := readTable(r, word(h, offAt), word(h, sizeAt), size)
-	if names == nil {
-		return nil
-	}
-	b := stdBounds{size: size}
-	// debug/elf copies a name only if a NUL ends it.
-	lastNUL := uint64(bytes.LastIndexByte(names, 0) + 1)
-	for i := range shnum {
-		if off := uint64(bo.Uint32(headers[i*shentsize:])); off < lastNUL {
-			if err := b.name("its sections' names", cstringLen(names, off)); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }
