@@ -5,6 +5,7 @@ import (
 
 	gdriver "github.com/google/pprof/driver"
 	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/objtool"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -20,7 +21,7 @@ func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error
 		if err != nil {
 			return nil, err
 		}
-		return sourceObject{r}, nil
+		return sourceObject{r: r, tool: j.tool}, nil
 	}
 	var s *jitsym.Symbolizer
 	var err error
@@ -41,12 +42,15 @@ func (j *jitStage) openInProcess(obj *jprofile.Object) (symbolizer.Object, error
 		j.warnOnce(fmt.Sprintf("JIT objects: %s: no DWARF debug information; "+
 			"JIT frames get function names from its symbol table, without file:line", obj.Path))
 	}
-	return inProcessObject{s: s, owned: j.tool == nil}, nil
+	return inProcessObject{s: s, owned: j.tool == nil, tool: j.tool}, nil
 }
 
 // sourceObject adapts a perf map or jitdump object to symbolizer.Object.
+// Its frames' files are named by the object tool, if there is one (see
+// objtool.Tool.SourceName): a jitdump's line table may name a FIFO.
 type sourceObject struct {
-	r jprofile.FrameSource
+	r    jprofile.FrameSource
+	tool *objtool.Tool
 }
 
 func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
@@ -56,17 +60,19 @@ func (o sourceObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	}
 	out := make([]gdriver.Frame, len(frames))
 	for i, f := range frames {
-		out[i] = gdriver.Frame{Func: f.Func, File: f.File, Line: f.Line, Column: f.Column, StartLine: f.StartLine}
+		out[i] = gdriver.Frame{Func: f.Func, File: o.tool.SourceName(f.File), Line: f.Line, Column: f.Column, StartLine: f.StartLine}
 	}
 	return out, nil
 }
 
 func (o sourceObject) Close() error { return o.r.Close() }
 
-// inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object.
+// inProcessObject adapts a jitsym.Symbolizer to symbolizer.Object, its
+// frames' files named by the object tool, if there is one.
 type inProcessObject struct {
 	s     *jitsym.Symbolizer
-	owned bool // closed with the object; else the object tool closes it
+	owned bool          // closed with the object; else the object tool closes it
+	tool  *objtool.Tool // nil without one
 }
 
 func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
@@ -80,6 +86,7 @@ func (o inProcessObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	out := make([]gdriver.Frame, len(frames))
 	for i, f := range frames {
 		out[i] = gdriver.Frame(f)
+		out[i].File = o.tool.SourceName(f.File)
 	}
 	return out, nil
 }

@@ -231,7 +231,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	if fr, ok := f.e.answers.cached(addr - base); ok {
-		return fr, nil
+		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.foreignLines(f.e)
 	if err != nil {
@@ -244,7 +244,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDriverFrames(frames), nil
+	return f.t.safeFrames(toDriverFrames(frames)), nil
 }
 
 func (f *foreignFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {

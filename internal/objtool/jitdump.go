@@ -90,6 +90,7 @@ func symbolName(c *jitdump.Code) string {
 // run-time ones (the JIT stage maps it at [0, ^0)), less the mapping's
 // start otherwise, as for a relocatable object.
 type dumpObj struct {
+	t    *Tool
 	df   *dumpFile
 	base uint64
 }
@@ -106,7 +107,7 @@ func (o *dumpObj) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if c == nil {
 		return []gdriver.Frame{{}}, nil
 	}
-	return []gdriver.Frame{o.df.frame(c, x)}, nil
+	return o.t.safeFrames([]gdriver.Frame{o.df.frame(c, x)}), nil
 }
 
 func (o *dumpObj) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
@@ -132,7 +133,7 @@ func (t *Tool) openDump(name string, start, limit, offset uint64) (gdriver.ObjFi
 	if start == 0 && offset == 0 && (limit == ^uint64(0) || limit == 0) {
 		base = 0
 	}
-	return &dumpObj{df: df, base: base}, nil
+	return &dumpObj{t: t, df: df, base: base}, nil
 }
 
 // disasmDump decodes the code of a jitdump in [start, end], from the code

@@ -37,6 +37,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,6 +51,7 @@ import (
 	"github.com/jitpprof/pprof/internal/plt"
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
+	"github.com/jitpprof/pprof/internal/srcfile"
 )
 
 // Options configures a Tool.
@@ -89,6 +91,7 @@ const MaxDecompressedFlag = "-max_debug_mb"
 type Tool struct {
 	opts    Options
 	inflate *membudget.Budget // Options.MaxDecompressed
+	sources *srcfile.Guard    // the source files answers name
 	bins    oncemap.Map[string, *binFile]
 	dumps   oncemap.Map[string, *dumpFile]
 	// foreign holds the binaries read with the standard library:
@@ -114,7 +117,35 @@ func New(o Options) *Tool {
 		o.MaxDecompressed = DefaultMaxDecompressed
 	}
 	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{},
-		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag)}
+		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag),
+		sources: srcfile.New(o.Warn)}
+}
+
+// SourceName returns the name of a source file, as the Tool's answers
+// give it to pprof: itself, or, if pprof's source views would open
+// something other than a regular file for it (a FIFO, a device), a name
+// that they do not find, said once (see package srcfile). The JIT stage
+// gives its frames' files through it too. A nil Tool returns file.
+func (t *Tool) SourceName(file string) string {
+	if t == nil {
+		return file
+	}
+	return t.sources.Name(file)
+}
+
+// safeFrames returns frames with their files named by SourceName, a copy
+// if any changes.
+func (t *Tool) safeFrames(frames []gdriver.Frame) []gdriver.Frame {
+	for i := range frames {
+		if name := t.sources.Name(frames[i].File); name != frames[i].File {
+			out := slices.Clone(frames)
+			for k := i; k < len(out); k++ {
+				out[k].File = t.sources.Name(out[k].File)
+			}
+			return out
+		}
+	}
+	return frames
 }
 
 // SetMaxDecompressed changes Options.MaxDecompressed to n bytes (0:
