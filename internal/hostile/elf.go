@@ -1,6 +1,8 @@
 package hostile
 
 import (
+	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 )
@@ -32,6 +34,9 @@ type ELF struct {
 	Type     elf.Type
 	Machine  elf.Machine
 	Sections []ELFSection
+	// TextAlign is the alignment of the code in the file; 0 means
+	// TextOffset (a page).
+	TextAlign int
 }
 
 // Bytes lays out the file.
@@ -82,7 +87,7 @@ func (f ELF) Bytes() []byte {
 		}
 		align := 8
 		if i == text {
-			align = TextOffset // page-aligned, as its segment
+			align = cmp.Or(f.TextAlign, TextOffset) // page-aligned, as its segment
 		}
 		for len(out)%align != 0 {
 			out = append(out, 0)
@@ -189,12 +194,11 @@ const (
 )
 
 // text is the code of the generated files: 4 KiB of x86 ret.
-func text() []byte {
-	b := make([]byte, 4096)
-	for i := range b {
-		b[i] = 0xc3
-	}
-	return b
+func text() []byte { return textOf(0) }
+
+// textOf returns n bytes of x86 ret, 4 KiB if n is 0.
+func textOf(n int) []byte {
+	return bytes.Repeat([]byte{0xc3}, cmp.Or(n, 4096))
 }
 
 // ELFCompressed returns an executable of class c and machine m whose
@@ -205,6 +209,11 @@ func text() []byte {
 // allocates size times (1+copies), from k/4 bytes of zlib or
 // size/32,768 of Zstandard.
 func ELFCompressed(c elf.Class, m elf.Machine, size uint64, zstd bool, copies int) []byte {
+	return elfCompressed(c, m, size, zstd, copies, text(), 0)
+}
+
+// elfCompressed is ELFCompressed with the code code, aligned to align.
+func elfCompressed(c elf.Class, m elf.Machine, size uint64, zstd bool, copies int, code []byte, align int) []byte {
 	var stream []byte
 	if zstd {
 		stream = ZstdZeros(size)
@@ -224,8 +233,8 @@ func ELFCompressed(c elf.Class, m elf.Machine, size uint64, zstd bool, copies in
 	} else {
 		chdr = bo.AppendUint32(bo.AppendUint32(bo.AppendUint32(nil, typ), uint32(size)), 1)
 	}
-	f := ELF{Class: c, Type: elf.ET_EXEC, Machine: m, Sections: []ELFSection{
-		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: text()},
+	f := ELF{Class: c, Type: elf.ET_EXEC, Machine: m, TextAlign: align, Sections: []ELFSection{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: code},
 		{Name: ".debug_info", Type: elf.SHT_PROGBITS, Flags: elf.SHF_COMPRESSED, Data: append(chdr, stream...)},
 	}}
 	for i := range copies {
@@ -243,6 +252,12 @@ func ELFCompressed(c elf.Class, m elf.Machine, size uint64, zstd bool, copies in
 // string table of nameLen; else each has a name of its own ("f" and its
 // number).
 func ELFSymbols(c elf.Class, n, nameLen int, spread bool) []byte {
+	return elfSymbols(c, n, nameLen, spread, text(), 0)
+}
+
+// elfSymbols is ELFSymbols with the code code (grown to n+1 bytes if
+// spread), aligned to align.
+func elfSymbols(c elf.Class, n, nameLen int, spread bool, code []byte, align int) []byte {
 	bo := binary.LittleEndian
 	symSize := 16
 	if c == elf.ELFCLASS64 {
@@ -265,7 +280,7 @@ func ELFSymbols(c elf.Class, n, nameLen int, spread bool) []byte {
 			strtab = append(strtab, 0)
 		}
 		s := symtab[i*symSize:]
-		addr := uint64(textAddr + i%4096)
+		addr := uint64(textAddr + i%len(code))
 		if spread {
 			addr = uint64(textAddr + i)
 		}
@@ -286,11 +301,10 @@ func ELFSymbols(c elf.Class, n, nameLen int, spread bool) []byte {
 	if c == elf.ELFCLASS64 {
 		machine = elf.EM_X86_64
 	}
-	code := text()
 	if spread && n+1 > len(code) {
 		code = make([]byte, n+1)
 	}
-	return ELF{Class: c, Type: elf.ET_EXEC, Machine: machine, Sections: []ELFSection{
+	return ELF{Class: c, Type: elf.ET_EXEC, Machine: machine, TextAlign: align, Sections: []ELFSection{
 		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: code},
 		{Name: ".symtab", Type: elf.SHT_SYMTAB, Data: symtab, Link: 3, Info: 1, Entsize: uint64(symSize)},
 		{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab},
@@ -301,6 +315,12 @@ func ELFSymbols(c elf.Class, n, nameLen int, spread bool) []byte {
 // besides its code, all named by one name of nameLen bytes: a reader
 // copying each section's name allocates n*nameLen bytes.
 func ELFSectionNames(c elf.Class, n, nameLen int) []byte {
+	return elfSectionNames(c, n, nameLen, text(), 0)
+}
+
+// elfSectionNames is ELFSectionNames with the code code, aligned to
+// align.
+func elfSectionNames(c elf.Class, n, nameLen int, code []byte, align int) []byte {
 	name := make([]byte, nameLen)
 	for i := range name {
 		name[i] = 'n'
@@ -309,8 +329,8 @@ func ELFSectionNames(c elf.Class, n, nameLen int) []byte {
 	if c == elf.ELFCLASS64 {
 		machine = elf.EM_X86_64
 	}
-	f := ELF{Class: c, Type: elf.ET_EXEC, Machine: machine, Sections: []ELFSection{
-		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: text()},
+	f := ELF{Class: c, Type: elf.ET_EXEC, Machine: machine, TextAlign: align, Sections: []ELFSection{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: textAddr, Data: code},
 		{Name: string(name), Type: elf.SHT_PROGBITS},
 	}}
 	for range n - 1 {
@@ -324,4 +344,35 @@ func appendDec(b []byte, n int) []byte {
 		b = appendDec(b, n/10)
 	}
 	return append(b, byte('0'+n%10))
+}
+
+// Seeds returns small files of each hostile kind this package builds,
+// a few KiB each, for the fuzzers' seed corpora: of the format "macho",
+// "pe" or "elf32".
+func Seeds(format string) [][]byte {
+	code := textOf(16)
+	switch format {
+	case "macho":
+		return [][]byte{
+			MachO{Symbols: 3, CodeSize: 16}.Bytes(),
+			MachO{Symbols: 4, NameLen: 40, UUID: make([]byte, 16), CodeSize: 16}.Bytes(),
+			MachO{Sections: 3, Relocs: 2, CodeSize: 16}.Bytes(),
+			MachOFat(MachO{Symbols: 2, CodeSize: 16}.Bytes(), 3),
+		}
+	case "pe":
+		return [][]byte{
+			PE{Symbols: 3, CodeSize: 16}.Bytes(),
+			PE{Symbols: 4, NameLen: 40, CodeSize: 16}.Bytes(),
+			PE{Sections: 3, Relocs: 2, CodeSize: 16}.Bytes(),
+		}
+	case "elf32":
+		return [][]byte{
+			elfCompressed(elf.ELFCLASS32, elf.EM_386, 4096, false, 0, code, 16),
+			elfCompressed(elf.ELFCLASS32, elf.EM_ARM, 1<<20, true, 1, code, 16),
+			elfSymbols(elf.ELFCLASS32, 8, 0, false, code, 16),
+			elfSymbols(elf.ELFCLASS32, 8, 40, true, code, 16),
+			elfSectionNames(elf.ELFCLASS32, 4, 40, code, 16),
+		}
+	}
+	return nil
 }

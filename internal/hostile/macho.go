@@ -18,8 +18,8 @@ const (
 )
 
 // A MachO is a thin 64-bit little-endian x86-64 Mach-O executable to lay
-// out: a __TEXT segment of one section of code at 0x100000000+TextAddr
-// and a symbol table.
+// out: a __TEXT segment of one section of code at MachOTextAddr (a
+// mapping there has base 0) and a symbol table.
 type MachO struct {
 	// Sections more than __text, each of relocations aliasing one table
 	// of Relocs entries: a reader copying each section's relocations
@@ -31,6 +31,8 @@ type MachO struct {
 	Symbols, NameLen int
 	// UUID, if not nil, is written as LC_UUID.
 	UUID []byte
+	// CodeSize is the size of the code; 0 means 4 KiB.
+	CodeSize int
 }
 
 // MachOTextAddr is the address of a generated Mach-O file's code.
@@ -46,7 +48,7 @@ func (m MachO) Bytes() []byte {
 		cmds += 24
 		ncmds++
 	}
-	code := text()
+	code := textOf(m.CodeSize)
 	codeOff := machHeader64 + cmds
 	relOff := codeOff + len(code)
 	rel := make([]byte, 8*m.Relocs)
@@ -92,10 +94,10 @@ func (m MachO) Bytes() []byte {
 	out = bo.AppendUint32(out, lcSegment64)
 	out = bo.AppendUint32(out, uint32(segment64Size+section64Size*nsects))
 	out = append(out, name16("__TEXT")...)
-	out = bo.AppendUint64(out, MachOTextAddr-textAddr)
-	out = bo.AppendUint64(out, textAddr+uint64(len(code)))
-	out = bo.AppendUint64(out, 0)
-	out = bo.AppendUint64(out, uint64(relOff))
+	out = bo.AppendUint64(out, MachOTextAddr)
+	out = bo.AppendUint64(out, uint64(len(code)))
+	out = bo.AppendUint64(out, uint64(codeOff))
+	out = bo.AppendUint64(out, uint64(len(code)))
 	out = bo.AppendUint32(out, 5)
 	out = bo.AppendUint32(out, 5)
 	out = bo.AppendUint32(out, uint32(nsects))

@@ -21,6 +21,8 @@ type PE struct {
 	// 8 they all name one string of the string table of NameLen bytes,
 	// else each has its own short name.
 	Symbols, NameLen int
+	// CodeSize is the size of the code; 0 means 4 KiB.
+	CodeSize int
 }
 
 // Bytes lays out the file.
@@ -30,7 +32,7 @@ func (p PE) Bytes() []byte {
 	const optSize = 240 // PE32+ with 16 data directories
 	hdrEnd := 0x40 + 4 + 20 + optSize + 40*nsects
 	codeOff := (hdrEnd + 0x1ff) &^ 0x1ff
-	code := text()
+	code := textOf(p.CodeSize)
 	relOff := codeOff + len(code)
 	rel := make([]byte, 10*p.Relocs)
 	for i := range p.Relocs {
