@@ -282,7 +282,7 @@ func TestHostilePerfFiles(t *testing.T) {
 	if err := syscall.Mkfifo(kallsyms, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name string
 		env  []string
 		want string
@@ -292,6 +292,9 @@ func TestHostilePerfFiles(t *testing.T) {
 		{name: "kallsyms in perf's cache is a FIFO", env: []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "cache")}, want: "kernel frames are not named"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && i > 0 {
+				t.Skip("-short")
+			}
 			m := runMeasured(t, dir, tc.env, 30*time.Second, "-top", data)
 			m.check(t, 256<<20, tc.want)
 			if m.err != nil || !bytes.Contains(m.stdout, []byte("Total samples = 970.50ms")) || !bytes.Contains(m.stdout, []byte("[[kernel.kallsyms]]")) {
@@ -392,7 +395,7 @@ func TestHostileDebuginfod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name string
 		env  []string
 		// serve handles a connection; it returns when the test ends.
@@ -433,6 +436,9 @@ func TestHostileDebuginfod(t *testing.T) {
 			}, want: "not done in 2s (DEBUGINFOD_MAXTIME)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && i > 0 {
+				t.Skip("-short")
+			}
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
