@@ -199,7 +199,7 @@ func TestHostileObjects(t *testing.T) {
 		// Symbols that are what the file holds: the index of 2,000,000
 		// takes about 6 times the file, as in a 64-bit file.
 		{name: "ELF32 of 2,000,000 symbols (50 MB)", data: func() []byte { return hostile.ELFSymbols(elf.ELFCLASS32, 2_000_000, 0, false) },
-			addr: hostile.TextAddr, maxRSS: 400 * mib, was: "1.8 GB, 7.3 s for 5,000,000 (124 MB), 756 MB now"},
+			addr: hostile.TextAddr, maxRSS: 400 * mib, was: "1.8 GB, 7.3 s for 5,000,000 (124 MB); 756 MB now, as a 64-bit file's"},
 	}
 	dir := t.TempDir()
 	for i, tc := range tests {

@@ -55,9 +55,10 @@ func TestInflateBudget(t *testing.T) {
 }
 
 // TestStrTable: names end at the first NUL at or after their offset; an
-// offset outside the table or with no NUL after it gives none.
+// offset outside the table or with no NUL after it gives none, whether
+// the table scans for the NUL or searches its index of NULs.
 func TestStrTable(t *testing.T) {
-	tab := newStrTable("\x00main\x00ain\x00\x00tail")
+	const table = "\x00main\x00ain\x00\x00tail"
 	for _, tc := range []struct {
 		off  uint32
 		want string
@@ -74,9 +75,12 @@ func TestStrTable(t *testing.T) {
 		{off: 15, ok: false}, // the end
 		{off: 1 << 30, ok: false},
 	} {
-		got, ok := tab.at(tc.off)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("at(%d) = %q, %v; want %q, %v", tc.off, got, ok, tc.want, tc.ok)
+		// Scanning, and by binary search once scans have cost too much.
+		for _, tab := range []*strTable{newStrTable(table), {s: table, scanned: 1 << 30}} {
+			got, ok := tab.at(tc.off)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("at(%d), %d bytes scanned before = %q, %v; want %q, %v", tc.off, tab.scanned, got, ok, tc.want, tc.ok)
+			}
 		}
 	}
 }

@@ -158,7 +158,7 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 	if strs.Type != elf.SHT_STRTAB {
 		return f.formatErr(st.Name, -1, "string table %d has type %v, want SHT_STRTAB", st.Link, strs.Type)
 	}
-	var strtab strTable // one allocation; names are substrings of it
+	strtab := newStrTable("") // one allocation; names are substrings of it
 	if names {
 		s, err := f.sectionString(int(st.Link))
 		if err != nil {

@@ -144,7 +144,7 @@ func (s *Symbolizer) setSymbols(file string, cs []cand) error {
 		s.syms[i] = symbol{end: c.end, file: c.file}
 		s.symAddr[i] = c.addr
 	}
-	if size > copyNamesBelow {
+	if size > copyNamesBelow && size > 2*nameSpan(cs) {
 		return s.shareNames(file, cs)
 	}
 	var names strings.Builder
@@ -159,9 +159,30 @@ func (s *Symbolizer) setSymbols(file string, cs []cand) error {
 }
 
 // copyNamesBelow is the size of the symbols' names below which each is
-// copied into Symbolizer.symNames as it comes; above it, shareNames
-// writes the bytes that several share once.
+// copied into Symbolizer.symNames as it comes; above it, and above twice
+// the memory the names span (nameSpan), shareNames writes the bytes
+// that several share once.
 const copyNamesBelow = 16 << 20
+
+// nameSpan returns how many bytes of memory the names of cs span, from
+// the first byte of the lowest to the end of the highest. The names of a
+// symbol table read by package elfrel are parts of one string, its
+// string table: when they add up to much more than they span, they share
+// bytes. (Names of different strings span whatever lies between them:
+// they are copied as they come.)
+func nameSpan(cs []cand) int {
+	lo, hi := ^uintptr(0), uintptr(0)
+	for i := range cs {
+		if name := cs[i].name; name != "" {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(name)))
+			lo, hi = min(lo, p), max(hi, p+uintptr(len(name)))
+		}
+	}
+	if hi < lo {
+		return 0
+	}
+	return int(hi - lo)
+}
 
 // shareNames fills s.symNames with the names of cs, the symbols of
 // s.syms, writing once the names that end at the same byte of memory: a
