@@ -276,7 +276,9 @@ else
 fi
 
 step "Go tests"
-JITPPROF_MATRIX=$build/llvm-matrix.md go test -count=1 ./...
+# The end-to-end tests (internal/e2e) alone take minutes: more than the
+# default limit of ten per package on a loaded 2-CPU machine.
+JITPPROF_MATRIX=$build/llvm-matrix.md go test -count=1 -timeout=40m ./...
 
 step "LLVM matrix: pprof's JIT frames against each version's llvm-symbolizer"
 echo "| LLVM | JIT | run | profile | locations | differences |"

@@ -13,7 +13,7 @@
 //     addresses in JIT code are attached to one mapping per JIT object,
 //     which is then symbolized in process (see -jit_symbolizer).
 //   - Flagset: adds jitpprof's flags (-jit_dir, -jit_symbolizer,
-//     -jit_pid, -objtool, -max_profile_mb, -folded and -collapsed,
+//     -jit_pid, -objtool, -asm_syntax, -max_profile_mb, -folded and -collapsed,
 //     -flamegraph, -flamegraph_title) and reads upstream's -symbolize.
 //   - Obj: jitpprof's in-process object tool (package
 //     internal/objtool), unless the caller gives one or -objtool=binutils
@@ -156,14 +156,31 @@ func newRun(o *Options) *run {
 		r.transport = transport.New(r.flags)
 	}
 	mode, modeErr := objtoolMode(fs, r.opts.Getenv)
-	r.tool = newObjTool(&r.opts, mode, r.ui)
-	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.tool)
+	syntax, syntaxErr := asmSyntax(fs)
+	r.tool = newObjTool(&r.opts, mode, syntax, r.ui)
+	// One cache of JIT objects for the run, shared by the JIT stage, the
+	// perf.data converter and the object tool's code views; the object
+	// tool indexes LLVM dumps' DWARF for it.
+	if r.tool != nil {
+		r.jitCache = r.tool.JIT()
+	} else {
+		r.jitCache = jprofile.NewCache(jprofile.CacheOptions{})
+	}
+	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.jitCache)
+	r.jit.binutils = r.tool == nil
+	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
+	r.flags.String("asm_syntax", "auto", "Assembler syntax of disassembly: auto, go, gnu or intel")
+	r.flags.AddExtraUsage(perfdataUsage)
+	r.flags.AddExtraUsage(objtoolUsage)
 	r.defineObjtoolFlags()
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
 			return modeErr
+		}
+		if syntaxErr != nil {
+			return syntaxErr
 		}
 		return r.jit.checkFlags()
 	}
@@ -180,8 +197,9 @@ type run struct {
 	ui        UI
 	transport http.RoundTripper
 	jit       *jitStage
-	tool      *objtool.Tool // jitpprof's object tool, nil if not used
-	subst     substitutes   // files read from perf's build-ID cache
+	jitCache  *jprofile.Cache // the run's JIT objects
+	tool      *objtool.Tool   // jitpprof's object tool, nil if not used
+	subst     substitutes     // files read from perf's build-ID cache
 
 	maxProfileMB *int // -max_profile_mb
 	maxDebugMB   *int // -max_debug_mb
@@ -197,7 +215,9 @@ type run struct {
 func (r *run) close() {
 	r.jit.close()
 	if r.tool != nil {
-		r.tool.Close()
+		r.tool.Close() // and its JIT object cache, the run's
+	} else {
+		r.jitCache.Close()
 	}
 }
 

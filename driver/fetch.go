@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/jitpprof/pprof/internal/cfi"
 	"github.com/jitpprof/pprof/internal/perfconfig"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/regfile"
@@ -56,7 +55,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 	}
 	// The JIT objects are read while the profile is decompressed and
 	// parsed, and those that hold its anonymous addresses indexed.
-	dirs := f.run.jit.dirs(local)
+	dirs := f.run.jit.find.dirs(local)
 	f.run.jit.preload(dirs)
 	warmJIT := f.run.jit.warmer(dirs)
 	p, memoryMap, err := jprofile.ParseLimitHint(data, f.run.maxDecompressed(), func(h jprofile.Hint) {
@@ -77,7 +76,7 @@ func (f *fetcher) Fetch(src string, duration, timeout time.Duration) (*profile.P
 // in perf's configuration (perf config), else $HOME/.debug. A
 // configuration file perf would not read either is reported once.
 func (f *fetcher) buildIDDir() string {
-	getenv := f.run.jit.getenv
+	getenv := f.run.opts.Getenv
 	if dir := getenv("PERF_BUILDID_DIR"); dir != "" {
 		return dir
 	}
@@ -276,47 +275,45 @@ func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		release = strings.TrimSpace(string(b))
 	}
+	// The recording's processes, their mappings and the JIT files they
+	// wrote; the JIT objects of those that ran JIT code, which the
+	// conversion unwinds stacks through and replays moved code with, are
+	// read into the run's cache, from which the JIT stage then names the
+	// code.
+	rec, err := pf.Scan("/proc")
+	if err != nil {
+		return nil, err
+	}
+	j := f.run.jit
+	var jit perfdata.JITCode
+	if rec.AnonymousCode() {
+		dirs, files := j.find.perfSources(rec.JITDumps, rec.PIDs, path)
+		if set := j.load(dirs, files); set != nil {
+			jit = set
+		}
+	}
 	// perf's build-ID cache, where perf record leaves a copy of each
 	// file it sampled: --call-graph dwarf unwinds through them.
 	buildIDDir := f.buildIDDir()
-	var replay *jprofile.JITDumpReplay
-	p, conv, err := pf.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		FileUsed: f.run.warm, BuildIDDir: buildIDDir, Proc: "/proc",
-		JITFrames: func(dumps []string, pids []uint32) func(uint64) (*cfi.Table, uint64) {
-			// The JIT objects the stage will use (below), loaded when a
-			// stack first reaches JIT code.
-			return f.run.jit.frames(f.run.jit.perfDirs(dumps, pids, path))
-		},
-		Replay: func(dumps []string) perfdata.JITReplay {
-			replay, _ = jprofile.OpenJITDumpReplay(besidePerfData(dumps, path)) // the JIT stage reports unreadable dumps
-			return replay
-		}})
-	if replay != nil {
-		replay.Close()
-	}
+	p, conv, err := rec.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
+		BuildIDDir: buildIDDir, JIT: jit, Warm: warmer{f.run}})
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range conv.Notes {
-		f.run.jit.warnOnce(path + ": " + n)
+		j.warnOnce(path + ": " + n)
 	}
 	f.run.useBuildIDCache(p, path, buildIDDir)
-	f.run.jit.extendFiles(p, path, conv.JITFiles, conv.PIDs, path)
+	jitDirs, jitFiles := j.find.perfSources(conv.JITFiles, conv.PIDs, path)
+	j.extendPerf(p, path, jitDirs, jitFiles)
 	return p, nil
 }
 
-// besidePerfData returns files, each that is no longer where the
-// recording at path saw it replaced by the file of its name beside the
-// recording, where it may have been copied with it.
-func besidePerfData(files []string, path string) []string {
-	out := slices.Clone(files)
-	for i, f := range out {
-		if _, err := os.Stat(f); err != nil {
-			out[i] = filepath.Join(filepath.Dir(path), filepath.Base(f))
-		}
-	}
-	return out
-}
+// warmer has the object tool start on each file a recording's samples
+// are in, while the rest are read (see run.warm).
+type warmer struct{ r *run }
+
+func (w warmer) Warm(file string) { w.r.warm(file) }
 
 const limitsUsage = `  Limits (jitpprof):
     -max_profile_mb       The most a gzipped profile may decompress to, in MiB

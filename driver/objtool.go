@@ -22,18 +22,23 @@ const objtoolUsage = `  Binaries (jitpprof):
                           addr2line/llvm-symbolizer subprocesses). Also
                           $PPROF_OBJTOOL. As llvm-symbolizer does, inprocess
                           fetches missing debug files from the debuginfod
-                          servers of $DEBUGINFOD_URLS (see $DEBUGINFOD_TIMEOUT,
-                          $DEBUGINFOD_MAXTIME and $DEBUGINFOD_MAXSIZE below).
+                          servers of $DEBUGINFOD_URLS, within the limits of
+                          $DEBUGINFOD_TIMEOUT, $DEBUGINFOD_MAXTIME and
+                          $DEBUGINFOD_MAXSIZE (see the environment variables).
+    -asm_syntax           Assembler syntax of -disasm, -weblist and the web UI's
+                          disassembly, with -objtool=inprocess: auto (default:
+                          Go's for Go binaries, listed as go tool pprof lists
+                          them, objdump's for the others), go (Go's, as go tool
+                          objdump prints it), gnu (objdump's; Intel with
+                          -intel_syntax) or intel (objdump -M intel).
     -max_debug_mb         The most the compressed debug sections of all the
                           binaries read in process may decompress to, in MiB
                           (default 1024): a few KiB of Zstandard can claim GiBs.
                           A binary past it is symbolized without its DWARF.`
 
-// defineObjtoolFlags defines the object tool's flags on the run's flag
-// set; applyObjtoolFlags hands their values to the tool once parsed.
+// defineObjtoolFlags defines the object tool's limit flag on the run's
+// flag set; applyObjtoolFlags hands its value to the tool once parsed.
 func (r *run) defineObjtoolFlags() {
-	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
-	r.flags.AddExtraUsage(objtoolUsage)
 	r.maxDebugMB = r.flags.Int("max_debug_mb", objtool.DefaultMaxDecompressed>>20, "The most compressed debug sections may decompress to, in MiB")
 }
 
@@ -67,6 +72,21 @@ func objtoolMode(fs FlagSet, getenv func(string) string) (string, error) {
 	return "", fmt.Errorf("-objtool=%q: unknown value, want %s or %s", mode, objtoolInProcess, objtoolBinutils)
 }
 
+// asmSyntax returns the assembler syntax -asm_syntax asks for, read as
+// objtoolMode reads -objtool.
+func asmSyntax(fs FlagSet) (objtool.Syntax, error) {
+	g, ok := fs.(*goFlags)
+	if !ok {
+		return objtool.SyntaxAuto, nil
+	}
+	v, _ := scanFlag(g.args, "asm_syntax")
+	s, err := objtool.ParseSyntax(v)
+	if err != nil {
+		return 0, fmt.Errorf("-asm_syntax: %w", err)
+	}
+	return s, nil
+}
+
 // scanFlag returns the value of the string flag name in args, read as
 // package flag would read it: -name=v, --name=v, -name v or --name v,
 // the last one winning, up to the first argument that is not a flag or
@@ -88,11 +108,12 @@ func scanFlag(args []string, name string) (value string, ok bool) {
 	return value, ok
 }
 
-// newObjTool returns jitpprof's in-process object tool for a run, or nil
-// when the caller supplies one or asks for upstream's binutils. As
+// newObjTool returns jitpprof's in-process object tool for a run, its
+// disassembly in the given syntax, or nil when the caller supplies one or
+// asks for upstream's binutils. As
 // llvm-symbolizer does, it fetches debug files from the debuginfod
 // servers that $DEBUGINFOD_URLS names, if any.
-func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
+func newObjTool(o *Options, mode string, syntax objtool.Syntax, ui UI) *objtool.Tool {
 	if o.Obj != nil || mode == objtoolBinutils {
 		return nil
 	}
@@ -103,6 +124,7 @@ func newObjTool(o *Options, mode string, ui UI) *objtool.Tool {
 	return objtool.New(objtool.Options{
 		Warn:       func(msg string) { ui.PrintErr(msg) },
 		Debuginfod: dc,
+		Syntax:     syntax,
 	})
 }
 

@@ -9,14 +9,16 @@ import (
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/testenv"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
-// TestPerfDirs: the JIT files a perf.data recording names are linked into
-// one temporary directory per run, however often asked, each under its
-// own name (two containers' jit-1.dump); one gone is taken from beside
-// the recording, or named once if not there either; "JIT objects: using"
-// names the recording's files, not the directory.
-func TestPerfDirs(t *testing.T) {
+// TestPerfSources: the JIT files a perf.data recording names are read
+// where they are, each its own object (two containers' perf-1.map); one
+// gone is taken from beside the recording, or named once if not there
+// either; "JIT objects: using" names the recording's files and the
+// directory that held one, and each object is read once however often
+// asked.
+func TestPerfSources(t *testing.T) {
 	tmp := t.TempDir()
 	write := func(name string) string {
 		t.Helper()
@@ -33,41 +35,47 @@ func TestPerfDirs(t *testing.T) {
 
 	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
 	ui := &testUI{}
-	j := newJIT(flags, ui, nil, func(string) string { return "" }, nil)
+	cache := jprofile.NewCache(jprofile.CacheOptions{})
+	defer cache.Close()
+	j := newJIT(flags, ui, nil, func(string) string { return "" }, cache)
 	flags.Parse(func() {})
 	pids := []uint32{7, 8, 1234}
-	first := j.perfDirs(files, pids, rec)
-	again := j.perfDirs(files, pids, rec)
+	dirs, extra := j.find.perfSources(files, pids, rec)
 	defer j.close()
 	// The recording's directory holds a JIT source: it is a JIT
 	// directory, and perf-7.map there is used from it.
-	if len(first) != 2 || first[0] != filepath.Dir(rec) || !slices.Equal(first, again) {
-		t.Fatalf("perfDirs = %q, then %q; want the recording's directory and one temporary directory", first, again)
-	}
-	got := links(first[1])
-	want := []string{"perf-1.2.map -> " + b, "perf-1.map -> " + a}
-	if !slices.Equal(got, want) {
-		t.Errorf("linked %q, want %q", got, want)
+	if !slices.Equal(dirs, []string{filepath.Dir(rec)}) || !slices.Equal(extra, []string{a, b}) {
+		t.Fatalf("perfSources = %q, %q; want the recording's directory, and %s, %s", dirs, extra, a, b)
 	}
 	if gone := ui.mentioning("is gone"); len(gone) != 1 || !strings.Contains(gone[0], "/gone/perf-8.map") {
 		t.Errorf("notes about gone files: %q; want one, naming /gone/perf-8.map", gone)
 	}
-	if n := j.objects(first).Len(); n != 3 {
+	set := j.objects(dirs, extra, rec)
+	if n := set.Len(); n != 3 {
 		t.Errorf("%d JIT sources, want 3", n)
 	}
+	if again := j.objects(dirs, extra, rec); again != set {
+		t.Errorf("the same sources gave another set")
+	}
 	using := ui.mentioning("JIT objects: using")
-	if len(using) != 1 || strings.Contains(using[0], first[1]) || !strings.Contains(using[0], "the JIT files perf.data names ("+a) {
-		t.Errorf("%q: want the recording's files named, not %s", using, first[1])
+	if want := "JIT objects: using 3 from " + filepath.Dir(rec) + ", the JIT files perf.data names (" + a + ", " + b + ")"; len(using) != 1 || using[0] != want {
+		t.Errorf("%q: want %q", using, want)
+	}
+	if got := cache.Reads(); got != 3 {
+		t.Errorf("%d files read, want each of the 3 once", got)
 	}
 }
 
-// TestPerfDirsOtherProcesses: of the directory pprof finds a recording's
-// JIT files in (its own), holding files of its processes, the files
-// named after processes the recording has no records of are left out,
-// and named once; the others are linked with the recording's own files.
+// TestPerfSourcesOtherProcesses: of the directory pprof finds a
+// recording's JIT files in (its own), holding files of its processes, the
+// files named after processes the recording has no records of are left
+// out, and named once; the others are read with the recording's own
+// files.
 // A directory with none of its processes' files, and one the user
 // gives, are used whole.
-func TestPerfDirsOtherProcesses(t *testing.T) {
+func TestPerfSourcesOtherProcesses(t *testing.T) {
+	cache := jprofile.NewCache(jprofile.CacheOptions{})
+	defer cache.Close()
 	tmp := t.TempDir()
 	write := func(name string) string {
 		t.Helper()
@@ -85,19 +93,14 @@ func TestPerfDirsOtherProcesses(t *testing.T) {
 
 	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
 	ui := &testUI{}
-	j := newJIT(flags, ui, nil, func(string) string { return "" }, nil)
+	j := newJIT(flags, ui, nil, func(string) string { return "" }, cache)
 	flags.Parse(func() {})
 	defer j.close()
-	dirs := j.perfDirs(files, []uint32{5, 42}, rec)
-	if len(dirs) != 1 || dirs[0] == tmp {
-		t.Fatalf("perfDirs = %q, want one temporary directory", dirs)
-	}
-	got := links(dirs[0])
+	dirs, extra := j.find.perfSources(files, []uint32{5, 42}, rec)
 	// The recording's perf-1.map is not where it was recorded: the copy
-	// beside it is linked, once.
-	want := []string{"perf-1.map -> " + named, "perf-5.map -> " + mine}
-	if !slices.Equal(got, want) {
-		t.Errorf("linked %q, want %q", got, want)
+	// beside it is read, once.
+	if want := []string{named, mine}; len(dirs) != 0 || !slices.Equal(extra, want) {
+		t.Fatalf("perfSources = %q, %q; want no directory, and %q", dirs, extra, want)
 	}
 	if left := ui.mentioning("did not record"); len(left) != 1 || !strings.Contains(left[0], "perf-99.map") || strings.Contains(left[0], "perf-5.map") {
 		t.Errorf("notes about files left out: %q; want one, naming perf-99.map", left)
@@ -109,30 +112,21 @@ func TestPerfDirsOtherProcesses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(copied, "perf-1.map"), []byte("1000 10 fn\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j2 := newJIT(newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError)), &testUI{}, nil, func(string) string { return "" }, nil)
+	j2 := newJIT(newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError)), &testUI{}, nil, func(string) string { return "" }, cache)
 	defer j2.close()
-	if dirs := j2.perfDirs(nil, []uint32{42}, filepath.Join(copied, "perf.data")); len(dirs) != 1 || dirs[0] != copied {
-		t.Errorf("perfDirs = %q, want %s whole", dirs, copied)
+	if dirs, extra := j2.find.perfSources(nil, []uint32{42}, filepath.Join(copied, "perf.data")); len(dirs) != 1 || dirs[0] != copied || len(extra) != 0 {
+		t.Errorf("perfSources = %q, %q; want %s whole", dirs, extra, copied)
 	}
 
 	// Given with -jit_dir: all of it.
 	flags = newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
-	j = newJIT(flags, &testUI{}, nil, func(string) string { return "" }, nil)
+	j = newJIT(flags, &testUI{}, nil, func(string) string { return "" }, cache)
 	flags.Parse(func() {})
 	defer j.close()
-	*j.dirFlag = append(*j.dirFlag, &tmp)
-	if dirs := j.perfDirs(files, []uint32{5, 42}, rec); len(dirs) != 1 || dirs[0] != tmp {
-		t.Errorf("with -jit_dir=%s: perfDirs = %q, want that directory", tmp, dirs)
+	*j.jf.dir = append(*j.jf.dir, &tmp)
+	// The recording's perf-1.map has a namesake there: it is not read
+	// again.
+	if dirs, extra := j.find.perfSources(files, []uint32{5, 42}, rec); len(dirs) != 1 || dirs[0] != tmp || len(extra) != 0 {
+		t.Errorf("with -jit_dir=%s: perfSources = %q, %q; want that directory alone", tmp, dirs, extra)
 	}
-}
-
-// links lists the symbolic links in dir, "NAME -> TARGET", by name.
-func links(dir string) []string {
-	var out []string
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
-		out = append(out, e.Name()+" -> "+target)
-	}
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
@@ -14,12 +13,12 @@ import (
 // slowObject answers every address with one frame, slowly.
 type slowObject struct{ delay time.Duration }
 
-func (o slowObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	time.Sleep(o.delay)
-	return []gdriver.Frame{{Func: "jitted", File: "jit.c", Line: 1}}, nil
-}
+func (o slowObject) FrameSource() (jprofile.FrameSource, error) { return o, nil }
 
-func (slowObject) Close() error { return nil }
+func (o slowObject) Frames(addr uint64) []jprofile.Frame {
+	time.Sleep(o.delay)
+	return []jprofile.Frame{{Func: "jitted", File: "jit.c", Line: 1}}
+}
 
 // TestSymbolizeProgress checks the progress line: printed while
 // symbolizing outlasts the delay and standard error is a terminal, never
@@ -38,12 +37,11 @@ func TestSymbolizeProgress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ui := &testUI{}
 			j := &jitStage{ui: ui, stderrTTY: tc.tty, progressAt: 100 * time.Millisecond, warned: map[string]bool{}}
-			j.syms = symbolizer.NewCache(func(*jprofile.Object) (symbolizer.Object, error) { return slowObject{tc.delay}, nil })
 			p := &profile.Profile{}
-			var jms []jprofile.JITMapping
+			var jms []symbolizer.Mapping
 			for i, path := range []string{"/jit/a.elf", "/jit/b.elf"} {
 				m := &profile.Mapping{ID: uint64(i + 1), Limit: ^uint64(0), File: path}
-				jm := jprofile.JITMapping{Object: &jprofile.Object{Path: path}, Mapping: m}
+				jm := symbolizer.Mapping{Path: path, Object: slowObject{tc.delay}, Mapping: m}
 				for k := range 5 {
 					l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: uint64(0x1000 * (k + 1)), Mapping: m}
 					p.Location = append(p.Location, l)
@@ -52,7 +50,7 @@ func TestSymbolizeProgress(t *testing.T) {
 				p.Mapping = append(p.Mapping, m)
 				jms = append(jms, jm)
 			}
-			j.symbolize(p, jms)
+			j.symbolizeMappings(p, jms)
 			lines := ui.mentioning("Symbolizing JIT objects:")
 			if got := len(lines) > 0; got != tc.progress {
 				t.Errorf("progress lines %q; want some: %v", lines, tc.progress)

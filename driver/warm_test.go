@@ -1,22 +1,35 @@
 package driver
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
+// recordingIndexer is a jprofile.Indexer that records what it was asked
+// to index.
+type recordingIndexer struct {
+	mu      sync.Mutex
+	indexed []string
+}
+
+func (r *recordingIndexer) IndexFrames(path string) (jprofile.FrameSource, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.indexed = append(r.indexed, path)
+	return nil, false, errors.New("not indexed here")
+}
+
 // TestWarmer: while a profile is parsed, the JIT stage loads the objects
-// of its directories once, and has the object tool start on the LLVM
-// dumps that hold one of the profile's JIT addresses: not on the others,
-// not on a perf map, and on nothing when the JIT objects are not
-// symbolized in process.
+// of its directories once, and has the object tool index the LLVM dumps
+// that hold one of the profile's JIT addresses: not the others, and
+// nothing when the JIT objects are not symbolized in process.
 func TestWarmer(t *testing.T) {
 	dir := copyObjects(t) // two LLVM dumps
 	// A perf map whose one entry is far from the dumps' code.
@@ -51,23 +64,19 @@ func TestWarmer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			flags := newFlagRecorder(NewFlagSet("pprof", append(tc.flags, "profile"), flag.ContinueOnError))
 			flags.String(flagSymbolize, "", "")
-			j := newJIT(flags, &testUI{}, []string{dir}, func(string) string { return "" }, nil)
-			var mu sync.Mutex
-			var warmed []string
-			j.warm = func(path string) {
-				mu.Lock()
-				defer mu.Unlock()
-				warmed = append(warmed, path)
-			}
+			index := &recordingIndexer{}
+			cache := jprofile.NewCache(jprofile.CacheOptions{Index: index})
+			j := newJIT(flags, &testUI{}, []string{dir}, func(string) string { return "" }, cache)
 			flags.Parse(func() {})
-			dirs := j.dirs("")
+			dirs := j.find.dirs("")
 			j.warmer(dirs)(addrs)
 			j.close()
-			if !slices.Equal(warmed, tc.want) {
-				t.Errorf("warmed %q, want %q", warmed, tc.want)
+			cache.Close()
+			if !slices.Equal(index.indexed, tc.want) {
+				t.Errorf("indexed %q, want %q", index.indexed, tc.want)
 			}
 			// The stage uses the set loaded ahead.
-			if got, ahead := j.objects(dirs), j.load(dirs).set; got != ahead || got.Len() != 3 {
+			if got, ahead := j.objects(dirs, nil, "profile"), j.load(dirs, nil); got != ahead || got.Len() != 3 {
 				t.Errorf("the stage's set (%d objects) is not the one loaded ahead", got.Len())
 			}
 		})
@@ -88,22 +97,25 @@ func TestPreload(t *testing.T) {
 	flags := newFlagRecorder(NewFlagSet("pprof", []string{"profile"}, flag.ContinueOnError))
 	flags.String(flagSymbolize, "", "")
 	ui := &testUI{}
-	j := newJIT(flags, ui, []string{dir}, func(string) string { return "" }, nil)
+	cache := jprofile.NewCache(jprofile.CacheOptions{})
+	defer cache.Close()
+	j := newJIT(flags, ui, []string{dir}, func(string) string { return "" }, cache)
 	flags.Parse(func() {})
-	dirs := j.dirs("")
+	dirs := j.find.dirs("")
 	j.preload(dirs)
 	j.preload(nil) // nothing to load
 	j.warming.Wait()
 	if len(ui.msgs) != 0 {
 		t.Errorf("the preload said %q", ui.msgs)
 	}
-	if _, computed := j.loads.Get(strings.Join(dedupDirs(dirs), "\x00"), func() loadedSet {
-		return loadedSet{}
-	}); computed {
-		t.Fatal("the directories were not loaded ahead")
+	if n := cache.Reads(); n != 3 {
+		t.Fatalf("%d objects read ahead, want the 3 of the directory", n)
 	}
-	set := j.objects(dirs)
-	j.objects(dirs)
+	set := j.objects(dirs, nil, "profile")
+	j.objects(dirs, nil, "profile")
+	if n := cache.Reads(); n != 3 {
+		t.Errorf("%d objects read, want each of the 3 once", n)
+	}
 	if set.Len() != 2 {
 		t.Errorf("the stage's set has %d objects, want the 2 intact dumps", set.Len())
 	}

@@ -33,7 +33,7 @@ type Result struct {
 // Extend runs the extended-mapping stage on p, a profile just parsed
 // from data in the legacy or proto format.
 //
-// If memoryMap is not nil (see LegacyMemoryMap), p's mappings are
+// If memoryMap is not nil (as Parse returns it), p's mappings are
 // replaced by mappings rebuilt from it (see legacyMappings for the rules
 // and how they differ from upstream pprof's), and every location is
 // assigned again. Otherwise p's mappings are kept.
@@ -77,7 +77,7 @@ func Extend(p *profile.Profile, memoryMap []byte, objs *ObjectSet) (*Result, err
 			if ownedByFile(l.Mapping) {
 				// Perf maps list code inside files too (V8's builtins
 				// in node's own text): there, the file is expected to win.
-				if obj.Kind == LLVMDump {
+				if obj.source().exact() {
 					res.Conflicts++
 				}
 			} else {

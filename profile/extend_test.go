@@ -69,7 +69,7 @@ func TestExtendLegacy(t *testing.T) {
 	}
 
 	p, _ := profile.ParseData(data)
-	res, err := Extend(p, LegacyMemoryMap(data), set)
+	res, err := Extend(p, legacyMemoryMap(data), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ MAPPED_LIBRARIES:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Extend(p, LegacyMemoryMap(data), set); err != nil {
+	if _, err := Extend(p, legacyMemoryMap(data), set); err != nil {
 		t.Fatal(err)
 	}
 	jit := "6:/tmp/perf-7.map[0x0,0xffffffffffffffff)+0x0"
@@ -213,7 +213,7 @@ func TestExtendIsIdempotent(t *testing.T) {
 	set, _ := jitObjects(t)
 	data := []byte(heapProfile)
 	p, _ := profile.ParseData(data)
-	if _, err := Extend(p, LegacyMemoryMap(data), set); err != nil {
+	if _, err := Extend(p, legacyMemoryMap(data), set); err != nil {
 		t.Fatal(err)
 	}
 	// Written out unsymbolized and read back, as with pprof -proto

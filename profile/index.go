@@ -29,7 +29,8 @@ type ObjectSet struct {
 	// Objects are the objects, sorted by Path.
 	Objects []*Object
 
-	index []indexEntry // sorted by start, disjoint
+	index  []indexEntry // sorted by start, disjoint
+	replay replay       // see CodeAt
 }
 
 // indexEntry is one disjoint address range of the index.
@@ -80,10 +81,12 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 		}
 	}
 	buf := make([]indexEntry, 0, len(all)) // each kind's entries in turn
-	for _, kind := range []Kind{LLVMDump, JITDump, PerfMap} {
+	kinds := Sources()
+	slices.SortFunc(kinds, func(a, b Source) int { return cmp.Compare(a.rank(), b.rank()) })
+	for _, src := range kinds {
 		mine := buf[:0]
 		for _, e := range all {
-			if e.obj.Kind == kind {
+			if e.obj.Kind == src.Kind() {
 				mine = append(mine, e)
 			}
 		}
@@ -190,6 +193,17 @@ func overlapError(winner, loser indexEntry) error {
 		to = "the code of " + safename.String(winner.obj.Path)
 	}
 	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s (%s)", where, to, rule)}
+}
+
+// CallFrameInfo returns the call frame information of the JIT code at pc
+// (see Object.CallFrameInfo), nil if no object of s holds pc or has any
+// for it.
+func (s *ObjectSet) CallFrameInfo(pc uint64) (*CallFrameInfo, error) {
+	o, _ := s.Lookup(pc)
+	if o == nil {
+		return nil, nil
+	}
+	return o.CallFrameInfo(pc)
 }
 
 // Lookup returns the object and the section that hold addr, or nil and

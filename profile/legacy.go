@@ -81,7 +81,7 @@ func ParseLimitHint(data []byte, maxDecompressed int64, hint func(Hint)) (p *pro
 			return p, nil, nil // Java
 		}
 	}
-	if m := LegacyMemoryMap(data); m != nil {
+	if m := legacyMemoryMap(data); m != nil {
 		return p, m, nil
 	}
 	return p, []byte{}, nil
@@ -128,11 +128,11 @@ func decompress(data []byte, limit int64) ([]byte, error) {
 	return out, nil
 }
 
-// LegacyMemoryMap returns the memory map section of uncompressed legacy
+// legacyMemoryMap returns the memory map section of uncompressed legacy
 // profile data: the text that pprof parses as /proc/PID/maps. It returns
 // nil when the data has no memory map (a proto profile, a Java profile,
 // or a legacy profile written without one).
-func LegacyMemoryMap(data []byte) []byte {
+func legacyMemoryMap(data []byte) []byte {
 	if m, ok := cpuMemoryMap(data); ok {
 		return m
 	}

@@ -46,7 +46,7 @@ func TestRebuildMatchesUpstream(t *testing.T) {
 				t.Fatal("Parse returned a nil memory map for a legacy profile")
 			}
 			if gotMaps := len(maps) > 0; gotMaps != tc.hasMaps {
-				t.Fatalf("LegacyMemoryMap found a map: %v, want %v", gotMaps, tc.hasMaps)
+				t.Fatalf("legacyMemoryMap found a map: %v, want %v", gotMaps, tc.hasMaps)
 			}
 			res, err := Extend(got, maps, nil)
 			if err != nil {

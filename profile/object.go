@@ -2,18 +2,13 @@ package profile
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
-	"github.com/jitpprof/pprof/internal/jitdump"
-	"github.com/jitpprof/pprof/internal/perfmap"
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
@@ -21,6 +16,12 @@ import (
 // An Object is one JIT object, read from one of the JIT source kinds:
 // NAME.elf (the relocatable object with load addresses in its section
 // headers) with optionally NAME.meta, a perf map, or a jitdump file.
+//
+// An Object is read once per run, by a [Cache], and answers for its code
+// from then on: its frames ([Object.FrameSource]), its call frame
+// information ([Object.CallFrameInfo]), its code bytes ([Object.Code])
+// and, for a jitdump, the code each address held over time
+// ([ObjectSet.CodeAt]). Its methods are safe for concurrent use.
 type Object struct {
 	// Kind is the kind of file the object was read from.
 	Kind Kind
@@ -38,9 +39,143 @@ type Object struct {
 	// lines, jitdump records); the rest is used.
 	Warnings []string
 
-	perfMap *perfmap.Map  // a perf map's entries
-	dump    *jitdump.Dump // a jitdump's final state
+	src  Source     // its kind
+	data objectData // what its kind keeps to answer for its code
+
+	framesOnce sync.Once
+	frameSrc   FrameSource
+	frameErr   error
 }
+
+// objectData is what an object's kind keeps of its files after Load to
+// answer for its code: one per object, shared by every consumer of the
+// run (the symbolizer, the replay of perf.data samples, the unwinder and
+// the object tool's code views).
+type objectData interface {
+	// frames returns the object's frame source; the Object opens it
+	// once.
+	frames() (FrameSource, error)
+	// callFrameInfo returns the call frame information of the code at
+	// pc, nil if the object has none for it.
+	callFrameInfo(pc uint64) (*CallFrameInfo, error)
+	// code returns what the object knows of its code bytes, nil if it
+	// holds none.
+	code() codeData
+	// timeline returns the code the object loaded over time, nil if the
+	// kind does not know it.
+	timeline() timeline
+	// close releases the files the object keeps open.
+	close() error
+}
+
+// noData is the objectData of an object that holds nothing but its
+// ranges (one made by hand, as tests do).
+type noData struct{}
+
+func (noData) frames() (FrameSource, error)                 { return nil, errors.New("no frames") }
+func (noData) callFrameInfo(uint64) (*CallFrameInfo, error) { return nil, nil }
+func (noData) code() codeData                               { return nil }
+func (noData) timeline() timeline                           { return nil }
+func (noData) close() error                                 { return nil }
+
+// source returns o's kind (an object made by hand has only its Kind).
+func (o *Object) source() Source {
+	if o.src == nil {
+		return sourceOfKind(o.Kind)
+	}
+	return o.src
+}
+
+// dataOf returns o's data, or noData for an object made by hand.
+func (o *Object) dataOf() objectData {
+	if o.data == nil {
+		return noData{}
+	}
+	return o.data
+}
+
+// FrameSource returns the source of the frames of o's addresses, opened
+// on first use and shared by every caller; the Cache that read o closes
+// it. The error may come with a usable source: an *ObjectWarning says
+// what the frames will lack (an LLVM dump without DWARF gives function
+// names from its symbol table only).
+func (o *Object) FrameSource() (FrameSource, error) {
+	o.framesOnce.Do(func() { o.frameSrc, o.frameErr = o.dataOf().frames() })
+	return o.frameSrc, o.frameErr
+}
+
+// A CallFrameInfo is the call frame information a JIT object has for a
+// piece of its code, for unwinding stacks through it: .eh_frame and
+// .debug_frame sections, as the unwinder of perf.data stacks reads them.
+type CallFrameInfo struct {
+	// Path is the object's file, for messages.
+	Path string
+	// EHFrame and DebugFrame are the bytes of the sections; either may be
+	// empty.
+	EHFrame, DebugFrame []byte
+	// Relocated says the tables give load addresses (an LLVM dump's,
+	// relocated with the sections' addresses): they cover every piece of
+	// the object's code.
+	Relocated bool
+	// EHFrameAddr is where the .eh_frame was in memory, if the writer
+	// said (LLVM's ORC: one table for all the code of an object); 0 if
+	// not, and then the first entry of EHFrame covers the code at Code
+	// from its start (V8: one table per piece of code).
+	EHFrameAddr uint64
+	// Code is the address of the code EHFrame is for, when not Relocated.
+	Code uint64
+	// Machine and ByteOrder are those of the code.
+	Machine   elf.Machine
+	ByteOrder binary.ByteOrder
+}
+
+// CallFrameInfo returns the call frame information o has for its code at
+// pc, read once and shared: the same *CallFrameInfo for all the code one
+// table covers. It returns nil if o has none for that code (a perf map
+// has none; a jitdump only where the JIT wrote CODE_UNWINDING_INFO).
+func (o *Object) CallFrameInfo(pc uint64) (*CallFrameInfo, error) {
+	return o.dataOf().callFrameInfo(pc)
+}
+
+// A Code is one piece of code whose bytes a JIT object holds (a
+// jitdump's code loads).
+type Code struct {
+	Name       string // as the JIT named it (see NameFrame for the function)
+	Addr, Size uint64
+}
+
+// codeData is what an object knows of its code bytes.
+type codeData interface {
+	list() []Code
+	read(p []byte, addr uint64) error
+	machine() (elf.Machine, binary.ByteOrder)
+}
+
+// Code returns the pieces of code whose bytes o holds, sorted by address
+// (a jitdump's code in its final state), and their machine and byte
+// order; ok is false for kinds whose code is not in the object (perf
+// maps; LLVM dumps, whose code the object tool reads from the ELF file).
+func (o *Object) Code() (code []Code, m elf.Machine, bo binary.ByteOrder, ok bool) {
+	c := o.dataOf().code()
+	if c == nil {
+		return nil, 0, nil, false
+	}
+	m, bo = c.machine()
+	return c.list(), m, bo, true
+}
+
+// ReadCode reads the code bytes at [addr, addr+len(p)) into p; they must
+// all lie in one piece of the code [Object.Code] lists.
+func (o *Object) ReadCode(p []byte, addr uint64) error {
+	c := o.dataOf().code()
+	if c == nil {
+		return fmt.Errorf("%s: a %v holds no code bytes", safename.String(o.Path), o.Kind)
+	}
+	return c.read(p, addr)
+}
+
+// close releases the files o keeps open. The Cache that read o calls it.
+func (o *Object) close() error { return o.dataOf().close() }
 
 // An ObjectError reports a problem with one JIT object or directory.
 // The object is left out of its ObjectSet; the rest is unaffected.
@@ -99,332 +234,6 @@ const (
 	elfExt  = ".elf"
 	metaExt = ".meta"
 )
-
-// objectFiles is one JIT object's files in a directory, as its source
-// kind groups them, the object's own file first.
-type objectFiles struct {
-	src   Source
-	files []string
-}
-
-// size returns the bytes of the object's files, what loading it may read.
-func (f objectFiles) size() int64 {
-	var n int64
-	for _, p := range f.files {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			n += st.Size()
-		}
-	}
-	return n
-}
-
-// loadBudget bounds the bytes of the JIT files being read at once: a
-// directory of a few large .meta files, perf maps or jitdumps is read a
-// file at a time rather than all at once.
-const loadBudget = 256 << 20
-
-// A byteBudget is a counting semaphore of bytes.
-type byteBudget struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	free int64
-	max  int64
-}
-
-func newByteBudget(max int64) *byteBudget {
-	b := &byteBudget{free: max, max: max}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-// acquire waits until n bytes (at most the whole budget, for a file larger
-// than it, which then is read alone) are free, takes them and returns how
-// many it took, for release.
-func (b *byteBudget) acquire(n int64) int64 {
-	n = min(max(n, 0), b.max)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.free < n {
-		b.cond.Wait()
-	}
-	b.free -= n
-	return n
-}
-
-// release gives back n bytes taken by acquire.
-func (b *byteBudget) release(n int64) {
-	b.mu.Lock()
-	b.free += n
-	b.mu.Unlock()
-	b.cond.Broadcast()
-}
-
-// scanDir returns the JIT objects of dir, each kind's grouped by it,
-// sorted by their first file.
-func scanDir(dir string) ([]objectFiles, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	var out []objectFiles
-	for _, src := range Sources() {
-		for _, group := range src.Group(names) {
-			files := make([]string, len(group))
-			for k, name := range group {
-				files[k] = filepath.Join(dir, name)
-			}
-			out = append(out, objectFiles{src: src, files: files})
-		}
-	}
-	slices.SortFunc(out, func(a, b objectFiles) int { return strings.Compare(a.files[0], b.files[0]) })
-	return out, nil
-}
-
-// ObjectFiles returns the JIT objects of dir, as Load reads them: for
-// each object, its files (an LLVM dump's NAME.elf and NAME.meta, a
-// perf-PID.map, a jit-PID.dump). It reads only the directory listing.
-func ObjectFiles(dir string) ([][]string, error) {
-	fs, err := scanDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]string, len(fs))
-	for i, f := range fs {
-		out[i] = f.files
-	}
-	return out, nil
-}
-
-// HasObjects reports whether dir holds any JIT object file (NAME.elf,
-// NAME.meta, perf-*.map or jit-*.dump). It reads only the directory
-// listing.
-func HasObjects(dir string) bool {
-	files, err := scanDir(dir)
-	return err == nil && len(files) > 0
-}
-
-// Load reads the JIT objects of the given directories into an
-// ObjectSet. Objects are read concurrently. A directory that cannot be
-// read or holds no object, and an object that is broken (a .meta without
-// its .elf, an ELF that is truncated or not relocatable, a .meta that
-// does not parse or contradicts its ELF), yields an *ObjectError in the
-// returned list and is left out; everything else is loaded. Overlapping
-// sections are reported the same way and resolved as documented on
-// ObjectSet.
-func Load(dirs []string) (*ObjectSet, []error) {
-	var errs []error
-	var files []objectFiles
-	for _, dir := range dirs {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			errs = append(errs, &ObjectError{File: dir, Err: err})
-			continue
-		}
-		fs, err := scanDir(abs)
-		switch {
-		case err != nil:
-			errs = append(errs, &ObjectError{File: dir, Err: fmt.Errorf("reading JIT object directory: %w", unwrapPathError(err))})
-		case len(fs) == 0:
-			errs = append(errs, &ObjectError{File: dir, Err: errors.New("no JIT objects (NAME.elf, NAME.meta, perf-*.map, jit-*.dump) in this directory")})
-		}
-		files = append(files, fs...)
-	}
-
-	objs := make([]*Object, len(files))
-	objErrs := make([]error, len(files))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	budget := newByteBudget(loadBudget)
-	for i, f := range files {
-		wg.Add(1)
-		sem <- struct{}{}
-		n := budget.acquire(f.size())
-		go func() {
-			defer func() { budget.release(n); <-sem; wg.Done() }()
-			objs[i], objErrs[i] = loadObject(f)
-		}()
-	}
-	wg.Wait()
-
-	var loaded []*Object
-	for i := range files {
-		if objErrs[i] != nil {
-			errs = append(errs, objErrs[i])
-			continue
-		}
-		for _, w := range objs[i].Warnings {
-			errs = append(errs, &ObjectWarning{File: objs[i].Path, Msg: w})
-		}
-		loaded = append(loaded, objs[i])
-	}
-	set, overlaps := NewObjectSet(loaded)
-	set.Dirs = dirs
-	return set, append(errs, overlaps...)
-}
-
-// loadObject reads one object with its source kind.
-func loadObject(f objectFiles) (*Object, error) {
-	obj, err := f.src.Load(f.files)
-	if err != nil {
-		return nil, err
-	}
-	obj.Kind = f.src.Kind()
-	return obj, nil
-}
-
-// loadLLVMDump reads one LLVM dump's section table from its ELF file
-// (files[0], unless only a .meta is there), and checks it against the
-// .meta file if there is one.
-func loadLLVMDump(files []string) (*Object, error) {
-	var f struct{ elf, meta string }
-	for _, p := range files {
-		if filepath.Ext(p) == elfExt {
-			f.elf = p
-		} else {
-			f.meta = p
-		}
-	}
-	if f.elf == "" {
-		return nil, &ObjectError{File: f.meta, Err: fmt.Errorf("no %s beside it; its sections stay unsymbolized",
-			filepath.Base(strings.TrimSuffix(f.meta, metaExt)+elfExt))}
-	}
-	obj := &Object{Path: f.elf, Meta: f.meta}
-	all, err := readELFSections(f.elf)
-	if err != nil {
-		return nil, &ObjectError{File: f.elf, Err: err}
-	}
-	if f.meta != "" {
-		if err := checkMeta(f.meta, all); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range all {
-		if !s.exec || s.Start == 0 || s.Size == 0 {
-			continue
-		}
-		// Code the JIT ran has bytes, at user-space addresses: a section
-		// claiming otherwise would take over other objects' addresses.
-		if s.nobits {
-			return nil, &ObjectError{File: f.elf, Err: fmt.Errorf("executable section %q is SHT_NOBITS: it holds no code", s.Name)}
-		}
-		if s.Limit() > maxUserAddr {
-			return nil, &ObjectError{File: f.elf, Err: fmt.Errorf("executable section %q at [%#x, %#x) lies outside the user address space", s.Name, s.Start, s.Limit())}
-		}
-		obj.Sections = append(obj.Sections, s.Section)
-	}
-	if len(obj.Sections) == 0 {
-		return nil, &ObjectError{File: f.elf, Err: errors.New("no loaded executable section with code " +
-			"(every SHF_EXECINSTR section has address 0 or size 0): not a JIT debug object?")}
-	}
-	slices.SortFunc(obj.Sections, func(a, b Section) int { return cmpSection(a, b) })
-	return obj, nil
-}
-
-// elfSection is a section of the ELF file with its executable flag.
-type elfSection struct {
-	Section
-	exec   bool
-	nobits bool // SHT_NOBITS: no bytes in the file
-}
-
-// readELFSections returns the sections of a relocatable ELF file with
-// their load addresses (sh_addr); exec marks allocated code sections. It
-// reads only the ELF header and the section header table, both validated
-// against the file size.
-func readELFSections(path string) ([]elfSection, error) {
-	f, fd, err := openELF(path)
-	if err == nil {
-		defer fd.Close()
-		err = f.RequireRel()
-	}
-	if unsupported := (*elfrel.UnsupportedError)(nil); errors.As(err, &unsupported) {
-		return nil, notJITObjectError{unsupported}
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]elfSection, 0, len(f.Sections))
-	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NULL {
-			continue
-		}
-		// elfrel has checked that no section's range wraps around.
-		out = append(out, elfSection{
-			Section: Section{Name: s.Name, Start: s.Addr, Size: s.Size},
-			exec:    s.Executable(),
-			nobits:  s.Type == elf.SHT_NOBITS,
-		})
-	}
-	return out, nil
-}
-
-// checkMeta parses the .meta file and checks that it agrees with the
-// ELF's section headers: every loaded section it lists is an allocated
-// section of the ELF at the same address and with the same size, and
-// every loaded executable section of the ELF is listed.
-func checkMeta(path string, elfSecs []elfSection) error {
-	fail := func(err error) error { return &ObjectError{File: path, Err: err} }
-	f, err := regfile.Open(path)
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	type key struct {
-		name        string
-		start, size uint64
-	}
-	inELF := map[key]int{}
-	for _, s := range elfSecs {
-		if s.Start != 0 {
-			inELF[key{s.Name, s.Start, s.Size}]++
-		}
-	}
-	// Each entry is checked as it is decoded, and only counted: a .meta
-	// file of millions of entries costs no more than a small one.
-	inMeta := map[key]int{}
-	err = scanMeta(f, func() { clear(inMeta) }, func(s Section) error {
-		if s.Start == 0 {
-			return nil
-		}
-		k := key{s.Name, s.Start, s.Size}
-		if inELF[k] == 0 {
-			return fmt.Errorf("section %s at %#x size %#x disagrees with %s: %s",
-				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), describeELFSection(elfSecs, s.Name))
-		}
-		inMeta[k]++
-		return nil
-	})
-	if err != nil {
-		return fail(err)
-	}
-	for _, s := range elfSecs {
-		if s.exec && s.Start != 0 && s.Size != 0 && inMeta[key{s.Name, s.Start, s.Size}] == 0 {
-			return fail(fmt.Errorf("does not list executable section %s at %#x size %#x of %s",
-				safename.String(s.Name), s.Start, s.Size, filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt)))
-		}
-	}
-	return nil
-}
-
-// describeELFSection says where the ELF has sections named name.
-func describeELFSection(secs []elfSection, name string) string {
-	var where []string
-	for _, s := range secs {
-		if s.Name == name {
-			where = append(where, fmt.Sprintf("at %#x size %#x", s.Start, s.Size))
-		}
-	}
-	if len(where) == 0 {
-		return "the ELF has no section of that name"
-	}
-	return "the ELF has it " + strings.Join(where, ", ")
-}
 
 // unwrapPathError drops the *os.PathError wrapper, whose path the
 // caller already reports.

@@ -1,106 +1,79 @@
 package profile
 
-import (
-	"errors"
-	"os"
+import "sync"
 
-	"github.com/jitpprof/pprof/internal/jitdump"
-	"github.com/jitpprof/pprof/internal/regfile"
-)
+// The replay of a recording with sample times (perf.data): code that a
+// runtime moved (a jitdump's CODE_MOVE), or whose memory it reused for
+// other code (a CODE_LOAD over earlier code), ran at addresses that hold
+// something else in the final state, the only state the JIT stage knows.
+// The set's objects that know their code over time (jitdumps) name the
+// code each sample hit by its time, read by the same objects, and named
+// the same way, as the stage's; for the code there at the end they leave
+// the answer to the stage and its ranking of JIT sources.
 
-// A JITDumpReplay names the JIT code a recording with sample times
-// (perf.data) hit by the time of each sample: code that a runtime moved
-// (CODE_MOVE), or whose memory it reused for other code (a CODE_LOAD over
-// earlier code), ran at addresses that hold something else in the
-// jitdump's final state, the only state the JIT stage knows. It reads
-// the jitdump files with the same reader as the JIT stage and names code
-// with the same JITDumpFrame; it answers only for code that is not there
-// at the end, and leaves the rest to the JIT stage and its ranking of
-// JIT sources.
-type JITDumpReplay struct {
-	dumps map[uint32]*replayDump // by the pid in the dump's header
-	ids   map[*jitdump.Code]uint64
+// replay is an ObjectSet's index of timelines, made on first use.
+type replay struct {
+	once  sync.Once
+	byPID map[uint32]timeline // by the process the code is of; the later file of a pid reused
+
+	mu  sync.Mutex
+	ids map[any]uint64 // a key for each piece of code named
 }
 
-// replayDump is one jitdump file, open for reading line tables.
-type replayDump struct {
-	f     *os.File
-	d     *jitdump.Dump
-	lines map[*jitdump.Code][]jitdump.Line
+func (s *ObjectSet) timelines() *replay {
+	r := &s.replay
+	r.once.Do(func() {
+		r.byPID = map[uint32]timeline{}
+		r.ids = map[any]uint64{}
+		for _, o := range s.objects() {
+			if tl := o.dataOf().timeline(); tl != nil {
+				r.byPID[tl.pid()] = tl
+			}
+		}
+	})
+	return r
 }
 
-// OpenJITDumpReplay reads the jitdump files at paths. The files that
-// cannot be read are left out, each with an error naming it (the JIT
-// stage, which reads them too, reports them to the user).
-func OpenJITDumpReplay(paths []string) (*JITDumpReplay, []error) {
-	r := &JITDumpReplay{dumps: map[uint32]*replayDump{}, ids: map[*jitdump.Code]uint64{}}
-	var errs []error
-	for _, path := range paths {
-		f, err := regfile.Open(path)
-		if err != nil {
-			errs = append(errs, &ObjectError{File: path, Err: err})
-			continue
-		}
-		st, err := f.Stat()
-		var d *jitdump.Dump
-		if err == nil {
-			d, err = jitdump.Read(f, st.Size(), path)
-		}
-		if err != nil {
-			f.Close()
-			errs = append(errs, &ObjectError{File: path, Err: err})
-			continue
-		}
-		if old := r.dumps[d.PID]; old != nil {
-			old.f.Close() // a pid reused: the later file
-		}
-		r.dumps[d.PID] = &replayDump{f: f, d: d, lines: map[*jitdump.Code][]jitdump.Line{}}
+// Replaced reports whether any object of s has code that was moved or
+// loaded over other code during the run: only then do the times of a
+// recording's samples matter.
+func (s *ObjectSet) Replaced() bool {
+	if s == nil {
+		return false
 	}
-	return r, errs
-}
-
-// Replaced reports whether any dump has code that was moved or loaded
-// over other code.
-func (r *JITDumpReplay) Replaced() bool {
-	for _, rd := range r.dumps {
-		if rd.d.Replaced() {
+	for _, tl := range s.timelines().byPID {
+		if tl.replaced() {
 			return true
 		}
 	}
 	return false
 }
 
-// Code returns the frame of the code that held addr in process pid at
-// time t, if that code is not the code there at the end (see
-// jitdump.Dump.At), and a key telling it apart from other code.
-func (r *JITDumpReplay) Code(pid uint32, addr, t uint64) (fn, file string, line, startLine int64, key uint64, ok bool) {
-	rd := r.dumps[pid]
-	if rd == nil {
-		return "", "", 0, 0, 0, false
+// CodeAt returns the frame of the code that held addr in process pid at
+// time t (the clock of the JIT's records: CLOCK_MONOTONIC nanoseconds),
+// if that code is not the code there at the end, and a key, not 0,
+// telling that code apart from other code at the same address. ok is
+// false for the code there at the end, which the stage names from
+// whichever object it ranks first, and when no object knows.
+func (s *ObjectSet) CodeAt(pid uint32, addr, t uint64) (f Frame, key uint64, ok bool) {
+	if s == nil {
+		return Frame{}, 0, false
 	}
-	c, final := rd.d.At(addr, t)
-	if c == nil || rd.d.Final(c, addr) {
-		return "", "", 0, 0, 0, false
+	r := s.timelines()
+	tl := r.byPID[pid]
+	if tl == nil {
+		return Frame{}, 0, false
 	}
-	lines, read := rd.lines[c]
-	if !read {
-		lines, _ = rd.d.Lines(rd.f, c) // a bad line table just means no lines
-		rd.lines[c] = lines
+	f, code, ok := tl.codeAt(addr, t)
+	if !ok {
+		return Frame{}, 0, false
 	}
-	key = r.ids[c]
+	r.mu.Lock()
+	key = r.ids[code]
 	if key == 0 {
 		key = uint64(len(r.ids) + 1)
-		r.ids[c] = key
+		r.ids[code] = key
 	}
-	f := JITDumpFrame(c, lines, final)
-	return f.Func, f.File, int64(f.Line), int64(f.StartLine), key, true
-}
-
-// Close closes the files.
-func (r *JITDumpReplay) Close() error {
-	var errs []error
-	for _, rd := range r.dumps {
-		errs = append(errs, rd.f.Close())
-	}
-	return errors.Join(errs...)
+	r.mu.Unlock()
+	return f, key, true
 }

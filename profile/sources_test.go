@@ -17,8 +17,8 @@ func TestSourcesGroup(t *testing.T) {
 		JITDump:  {{"jit-9.dump"}},
 	}
 	for _, s := range Sources() {
-		if SourceOf(s.Kind()) != s {
-			t.Errorf("SourceOf(%v) is not %T", s.Kind(), s)
+		if sourceOfKind(s.Kind()) != s {
+			t.Errorf("sourceOfKind(%v) is not %T", s.Kind(), s)
 		}
 		if got := s.Group(names); !reflect.DeepEqual(got, want[s.Kind()]) {
 			t.Errorf("%v: Group = %q, want %q", s.Kind(), got, want[s.Kind()])
@@ -75,9 +75,9 @@ func TestSplitV8Name(t *testing.T) {
 		{"int App.hot(int[])", "", "", 0, false},
 		{"JS:*work /app.js:x:14", "", "", 0, false},
 	} {
-		fn, file, line, ok := SplitV8Name(tc.name)
+		fn, file, line, ok := splitV8Name(tc.name)
 		if fn != tc.fn || file != tc.file || line != tc.line || ok != tc.ok {
-			t.Errorf("SplitV8Name(%q) = %q, %q, %d, %v; want %q, %q, %d, %v", tc.name, fn, file, line, ok, tc.fn, tc.file, tc.line, tc.ok)
+			t.Errorf("splitV8Name(%q) = %q, %q, %d, %v; want %q, %q, %d, %v", tc.name, fn, file, line, ok, tc.fn, tc.file, tc.line, tc.ok)
 		}
 	}
 }

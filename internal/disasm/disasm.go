@@ -9,6 +9,10 @@
 // output as the instruction text. doc/disasm.md lists the remaining
 // differences from objdump, all cosmetic, and the measured agreement.
 //
+// DecodeGo prints Go's assembler syntax instead, as go tool objdump and
+// go tool pprof do, with x/arch's own GoSyntax printers: the text of Go
+// binaries' code views.
+//
 // Supported machines are x86-64 (AT&T or Intel syntax), 386, AArch64,
 // RISC-V (RV64GC; RV32GC with DecodeRV32), PowerPC64 (either byte
 // order), 32-bit PowerPC, s390x, LoongArch (LA64 with its LSX and LASX
@@ -225,3 +229,25 @@ func writeOperands(b *textBuf, args []string, t branchTarget, sym Symbolizer) {
 		b.WriteString(a)
 	}
 }
+
+// Helpers the decoders of several machines share.
+
+// fld is bits hi:lo of the instruction word w.
+func fld(w uint32, hi, lo uint) uint32 { return w >> lo & (1<<(hi-lo+1) - 1) }
+
+// imm is "#v".
+func imm(v int64) string { return "#" + strconv.FormatInt(v, 10) }
+
+// sext sign-extends the n-bit field v.
+func sext(v uint32, n uint) int64 { return int64(int32(v<<(32-n)) >> (32 - n)) }
+
+// names picks from a table of mnemonics, "" where it has none.
+func names(table []string, i uint32) string {
+	if int(i) < len(table) {
+		return table[i]
+	}
+	return ""
+}
+
+// itoa is the decimal text of v.
+func itoa(v uint32) string { return strconv.Itoa(int(v)) }

@@ -58,9 +58,6 @@ func sveShift(tsz, imm3 uint32) (size uint32, right, left int64, ok bool) {
 	return size, 2*esize - v, v - esize, true
 }
 
-// fld is bits hi:lo of the instruction word w.
-func fld(w uint32, hi, lo uint) uint32 { return w >> lo & (1<<(hi-lo+1) - 1) }
-
 // zreg is a vector register with its element size: "z3.s".
 func zreg(r, size uint32) string { return "z" + strconv.Itoa(int(r)) + "." + sveT(size) }
 
@@ -101,12 +98,6 @@ func sveInst(mnem string, ops ...string) string {
 	}
 	return mnem + "\t" + strings.Join(ops, ", ")
 }
-
-// imm is "#v".
-func imm(v int64) string { return "#" + strconv.FormatInt(v, 10) }
-
-// sext sign-extends the n-bit field v.
-func sext(v uint32, n uint) int64 { return int64(int32(v<<(32-n)) >> (32 - n)) }
 
 // svePatterns are the predicate constraint names (pattern 14-28 are
 // printed as numbers).
@@ -247,14 +238,6 @@ var sveLoadTypes = [16]struct {
 	{"sw", 2, 3}, {"h", 1, 1}, {"h", 1, 2}, {"h", 1, 3},
 	{"sh", 1, 3}, {"sh", 1, 2}, {"w", 2, 2}, {"w", 2, 3},
 	{"sb", 0, 3}, {"sb", 0, 2}, {"sb", 0, 1}, {"d", 3, 3},
-}
-
-// names picks from a table of mnemonics, "" where it has none.
-func names(table []string, i uint32) string {
-	if int(i) < len(table) {
-		return table[i]
-	}
-	return ""
 }
 
 // sveForms are the SVE encodings decoded, from the Arm Architecture

@@ -2,7 +2,6 @@ package disasm
 
 import (
 	"math/bits"
-	"strconv"
 )
 
 // SVE2 (Armv9's SVE): the forms clang -mcpu=neoverse-n2 and
@@ -489,9 +488,6 @@ func longIndexed(w uint32, name string) string {
 	}
 	return sveInst(name, zreg(fld(w, 4, 0), size), zreg(fld(w, 9, 5), size-1), zreg(zm, size-1)+"["+itoa(idx)+"]")
 }
-
-// itoa is the decimal text of v.
-func itoa(v uint32) string { return strconv.Itoa(int(v)) }
 
 // sve2Convs are the narrowing and widening conversions, by bits 31:16.
 var sve2Convs = map[uint32]sveConv{

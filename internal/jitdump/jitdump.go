@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -258,9 +259,6 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		}
 		off = end
 	}
-	if badNames > 0 {
-		d.warn("%d CODE_DEBUG_INFO records with file names that are not text were dropped", badNames)
-	}
 	d.Code = finalState(loads)
 	d.loads = loads
 	garbage := 0
@@ -269,8 +267,19 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 			garbage++
 		}
 	}
+	// Real writers do both (Node.js 20 writes a few line tables with
+	// bytes of something else for file names, V8 and LLVM line entries
+	// for code since freed or past its end): one note, saying it is
+	// harmless.
+	var dropped []string
+	if badNames > 0 {
+		dropped = append(dropped, fmt.Sprintf("%d line tables whose file names are not text", badNames))
+	}
 	if garbage > 0 {
-		d.warn("%d line entries at addresses of no code were dropped", garbage)
+		dropped = append(dropped, fmt.Sprintf("%d line entries at addresses of no code", garbage))
+	}
+	if len(dropped) > 0 {
+		d.warn("%s were left out (JIT writers leave such records; harmless: the code keeps its names and its other lines)", strings.Join(dropped, " and "))
 	}
 	return d, nil
 }

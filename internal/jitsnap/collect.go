@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
 
@@ -123,8 +124,7 @@ func (m *memImage) ReadAt(p []byte, off int64) (int, error) {
 
 // hash returns the xxHash64 of the image, read a chunk at a time.
 func (m *memImage) hash() (uint64, error) {
-	var d xxDigest
-	d.Reset()
+	d := xxhash.New()
 	buf := make([]byte, min(m.size, copyChunk))
 	for off := uint64(0); off < m.size; {
 		chunk := buf[:min(uint64(len(buf)), m.size-off)]

@@ -35,6 +35,11 @@
 // what jitsnap writes is what pprof can read; a rejected object is
 // skipped with elfrel's typed error in its ObjectError.
 //
+// A Tracer (StartTraced) runs a command to its end and takes the
+// snapshot just before it exits, holding it there with ptrace
+// (PTRACE_O_TRACEEXIT), for a JIT host whose objects are gone once it
+// has exited; a running process is snapshotted with Snapshot.
+//
 // The pieces are exported for reuse and tests: Collect walks a list in
 // any Memory, WriteObject and Meta produce the files, ParseMaps reads
 // /proc/PID/maps.

@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(err)
 		os.Exit(0)
 	}
+	if cmd := os.Getenv(traceHelperEnv); cmd != "" {
+		traceHelper(cmd)
+	}
 	if os.Getenv(nonDumpableEnv) != "" {
 		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 			fmt.Println(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/regfile"
 )
@@ -180,8 +181,7 @@ func writeAtomically(path string, r io.ReaderAt, size int64, hash *uint64) (err 
 	if err := tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	var d xxDigest
-	d.Reset()
+	d := xxhash.New()
 	buf := make([]byte, min(size, copyChunk))
 	for off := int64(0); off < size; {
 		chunk := buf[:min(int64(len(buf)), size-off)]

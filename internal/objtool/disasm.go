@@ -40,11 +40,11 @@ func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 
 func (t *Tool) disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
 	if magic, err := readMagic(file); err == nil && isJITDump(magic) {
-		df := t.loadDump(file)
-		if df.err != nil {
-			return nil, df.err
+		o, err := t.jitCode(file)
+		if err != nil {
+			return nil, err
 		}
-		return t.disasmDump(df, start, end, intelSyntax)
+		return t.disasmJITCode(o, start, end, intelSyntax)
 	}
 	if e, ok := t.foreignFor(file); ok {
 		return t.disasmForeign(e, start, end, intelSyntax)
@@ -55,6 +55,13 @@ func (t *Tool) disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 			return fb.Disasm(file, start, end, intelSyntax)
 		}
 		return nil, b.err
+	}
+	syn, err := t.textSyntax(b.isGo(), intelSyntax)
+	if err != nil {
+		return nil, err
+	}
+	if l := t.goListingFor(b); l != nil && syn == textGo {
+		return l.disasm(start, end)
 	}
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", file, start, end)
@@ -89,16 +96,13 @@ func (t *Tool) disasm(file string, start, end uint64, intelSyntax bool) ([]gdriv
 			return nil, err
 		}
 		var insts []disasm.Inst
-		var err error
 		switch {
 		case b.f.Machine == elf.EM_ARM:
 			insts, err = decodeARM(b, p, code, name)
-		case b.f.Machine == elf.EM_RISCV && b.f.Class == elf.ELFCLASS32:
-			insts = disasm.DecodeRV32(code, p.lo, name)
 		case b.f.Machine == elf.EM_MIPS:
 			insts = disasm.DecodeMIPS(code, p.lo, b.f.ByteOrder, mipsN64(b.f.Class, b.f.Flags), name)
 		default:
-			insts, err = disasm.Decode(b.f.Machine, b.f.ByteOrder, code, p.lo, intelSyntax, name)
+			insts, err = decodeText(b.f.Machine, b.f.Class, b.f.ByteOrder, code, p.lo, syn, name)
 		}
 		if err != nil {
 			return nil, decodeErr(file, err)

@@ -115,8 +115,13 @@ func toDriverFrames(frames []jitsym.Frame) []gdriver.Frame {
 }
 
 // Symbols returns the symbols whose names (or demangled names) match r,
-// or that hold addr, as upstream's nm-based lister does.
+// or that hold addr, as upstream's nm-based lister does; those of a Go
+// binary listed in Go syntax as go tool pprof lists them (see
+// goListing).
 func (f *objFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
+	if l := f.t.goListingFor(f.b); l != nil {
+		return l.symbols(r, addr), nil
+	}
 	syms, err := f.t.symbols(f.b)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ type foreignEntry struct {
 	pltOnce sync.Once
 	plt     []plt.Entry // an ELF file's PLT stubs
 
+	goListOnce sync.Once
+	goList     *goListing // see foreignGoListingFor
+
 	answers answers // what Prefetch found
 }
 
@@ -248,6 +251,9 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 }
 
 func (f *foreignFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
+	if l := f.t.foreignGoListingFor(f.e); l != nil {
+		return l.symbols(r, addr), nil
+	}
 	return findSymbols(f.t.foreignSymbols(f.e), f.e.b.path, r, addr), nil
 }
 
@@ -256,6 +262,13 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 	b := e.b
 	if b.machine == elf.EM_NONE {
 		return nil, fmt.Errorf("%s: cannot disassemble the code of this %s file's machine", b.path, b.format)
+	}
+	syn, err := t.textSyntax(b.isGo(), intelSyntax)
+	if err != nil {
+		return nil, err
+	}
+	if l := t.foreignGoListingFor(e); l != nil && syn == textGo {
+		return l.disasm(start, end)
 	}
 	if end < start {
 		return nil, fmt.Errorf("%s: empty range [%#x, %#x]", b.path, start, end)
@@ -304,13 +317,11 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		switch {
 		case b.machine == elf.EM_ARM:
 			insts = decodeARMRuns(b.arm[sec.addr], code, lo, hi, name)
-		case b.machine == elf.EM_RISCV && b.class == elf.ELFCLASS32:
-			insts = disasm.DecodeRV32(code, lo, name)
 		case b.machine == elf.EM_MIPS:
 			insts = disasm.DecodeMIPS(code, lo, b.bo, mipsN64(b.class, b.flags), name)
 		default:
 			var err error
-			if insts, err = disasm.Decode(b.machine, b.bo, code, lo, intelSyntax, name); err != nil {
+			if insts, err = decodeText(b.machine, b.class, b.bo, code, lo, syn, name); err != nil {
 				return nil, decodeErr(b.path, err)
 			}
 		}

@@ -49,7 +49,9 @@ func TestFuzzSeeds(t *testing.T) {
 // kinds of each (testdata/fuzz) and the fixtures of testdata/foreign: no
 // input may panic or hang, and what is allocated answering every
 // question pprof asks stays within 64 MiB and 64 times the input.
-func FuzzMachO(f *testing.F) { fuzzForeign(f, "macho-x86.o", "macho-arm64.o", "macho-fat.o", "macho-exe") }
+func FuzzMachO(f *testing.F) {
+	fuzzForeign(f, "macho-x86.o", "macho-arm64.o", "macho-fat.o", "macho-exe")
+}
 
 func FuzzPE(f *testing.F) { fuzzForeign(f, "pe.exe") }
 

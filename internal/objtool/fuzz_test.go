@@ -1,6 +1,7 @@
 package objtool
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,6 +28,11 @@ func FuzzObjFile(f *testing.F) {
 		for _, e := range entries {
 			if data, err := os.ReadFile(e); err == nil && len(data) < 1<<20 {
 				f.Add(data, uint64(0x500000000710))
+				// Taken for a Go binary (golisting.go): its build ID
+				// note's section renamed as the Go linker names its own.
+				if goNote := bytes.Replace(data, []byte(".note.gnu.build-id\x00"), []byte(".note.go.buildid\x00\x00\x00"), 1); !bytes.Equal(goNote, data) {
+					f.Add(goNote, uint64(0x500000000710))
+				}
 			}
 		}
 	}

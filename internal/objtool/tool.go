@@ -52,6 +52,7 @@ import (
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 	"github.com/jitpprof/pprof/internal/srcfile"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // Options configures a Tool.
@@ -74,6 +75,14 @@ type Options struct {
 	// not read: its file is symbolized without its DWARF, with a
 	// warning naming the file, the limit and the flag that raises it.
 	MaxDecompressed int64
+	// JIT is the run's cache of JIT objects, from which the code views
+	// of JIT objects that hold their code (jitdumps) are answered. Nil
+	// gives the Tool a cache of its own, closed with it.
+	JIT *jprofile.Cache
+	// Syntax is the assembler syntax of Disasm's text; the zero value,
+	// SyntaxAuto, is Go's for Go binaries (and their listings those of
+	// go tool pprof, see goListing) and objdump's for the others.
+	Syntax Syntax
 }
 
 // DefaultMaxDecompressed is the default of Options.MaxDecompressed:
@@ -93,7 +102,8 @@ type Tool struct {
 	inflate *membudget.Budget // Options.MaxDecompressed
 	sources *srcfile.Guard    // the source files answers name
 	bins    oncemap.Map[string, *binFile]
-	dumps   oncemap.Map[string, *dumpFile]
+	jit     *jprofile.Cache
+	ownsJIT bool // jit is the Tool's own, closed with it
 	// foreign holds the binaries read with the standard library:
 	// Mach-O, PE, and ELF files of another class or machine.
 	foreign oncemap.Map[string, *foreignEntry]
@@ -108,6 +118,10 @@ type Tool struct {
 	prefetching sync.WaitGroup
 }
 
+// JIT returns the Tool's cache of JIT objects: Options.JIT, or the one
+// it made, whose LLVM dumps it indexes (see IndexFrames).
+func (t *Tool) JIT() *jprofile.Cache { return t.jit }
+
 // New returns a Tool configured by o.
 func New(o Options) *Tool {
 	if o.DebugDirs == nil {
@@ -116,25 +130,18 @@ func New(o Options) *Tool {
 	if o.MaxDecompressed <= 0 {
 		o.MaxDecompressed = DefaultMaxDecompressed
 	}
-	return &Tool{opts: o, fellBack: map[string]bool{}, said: map[string]bool{},
+	t := &Tool{opts: o, jit: o.JIT, fellBack: map[string]bool{}, said: map[string]bool{},
 		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag),
 		sources: srcfile.New(o.Warn)}
-}
-
-// SourceName returns the name of a source file, as the Tool's answers
-// give it to pprof: itself, or, if pprof's source views would open
-// something other than a regular file for it (a FIFO, a device), a name
-// that they do not find, said once (see package srcfile). The JIT stage
-// gives its frames' files through it too. A nil Tool returns file.
-func (t *Tool) SourceName(file string) string {
-	if t == nil {
-		return file
+	if t.jit == nil {
+		t.jit, t.ownsJIT = jprofile.NewCache(jprofile.CacheOptions{Index: t}), true
 	}
-	return t.sources.Name(file)
+	return t
 }
 
-// safeFrames returns frames with their files named by SourceName, a copy
-// if any changes.
+// safeFrames returns frames with their files named as pprof's source
+// views may open them (see package srcfile: a FIFO or a device is named
+// so that they do not find it, and said once), a copy if any changes.
 func (t *Tool) safeFrames(frames []gdriver.Frame) []gdriver.Frame {
 	for i := range frames {
 		if name := t.sources.Name(frames[i].File); name != frames[i].File {
@@ -181,6 +188,9 @@ type binFile struct {
 
 	pltOnce sync.Once
 	plt     []plt.Entry // its PLT stubs
+
+	goListOnce sync.Once
+	goList     *goListing // a Go binary's listing in Go syntax; see goListingFor
 
 	answers answers // what Prefetch found
 }
@@ -261,10 +271,8 @@ func (t *Tool) Close() error {
 	var first error
 	t.closeOnce.Do(func() {
 		t.prefetching.Wait()
-		for _, d := range t.dumps.Drain() {
-			if d.f != nil {
-				d.f.Close()
-			}
+		if t.ownsJIT {
+			t.jit.Close()
 		}
 		for _, e := range t.foreign.Drain() {
 			if e.b != nil {
@@ -321,7 +329,7 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 		return nil, err
 	}
 	if isJITDump(magic) {
-		return t.openDump(name, start, limit, offset)
+		return t.openJITCode(name, start, limit, offset)
 	}
 	if !bytes.Equal(magic, []byte(elf.ELFMAG)) {
 		// Not a word about files of no object format: pprof tries the

@@ -98,9 +98,19 @@ func TestCommOf(t *testing.T) {
 		{cs, 0, "last"},      // no time: the last
 		{cs[1:], 50, "sh"},   // before the first: the first
 		{cs[2:], 50, "last"}, // one: the last
+		{cs[2:], 0, "last"},
+		{nil, 50, "last"},
 	} {
 		if got := commOf(tc.cs, "last", tc.time); got != tc.want {
 			t.Errorf("commOf(%v, %d) = %q, want %q", tc.cs, tc.time, got, tc.want)
+		}
+	}
+	// A process forked without exec: no COMM of its own, its parent's
+	// command from the fork on.
+	fromFork := []timedComm{{40, "nginx"}}
+	for _, tm := range []uint64{0, 30, 50} {
+		if got := commOf(fromFork, "", tm); got != "nginx" {
+			t.Errorf("forked child at %d: %q, want its parent's nginx", tm, got)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/jitpprof/pprof/internal/cfi"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // maxUnwound bounds the user frames unwound for one sample; perf's own
@@ -42,7 +43,7 @@ type unwinder struct {
 	byteOrder binary.ByteOrder
 	finder    *fileFinder
 	lookup    func(pid uint32, addr uint64) *mmapping
-	jit       func(pc uint64) (*cfi.Table, uint64) // nil: JIT code by its frame pointer
+	jit       *jitTables // nil: JIT code by its frame pointer
 	note      func(string)
 	files     map[string]*cfi.File // by fileFinder.key; nil: unusable
 	// work is the bytes of call frame instructions unwinding may still
@@ -74,7 +75,7 @@ func (f *File) unwound() bool {
 // newUnwinder returns the unwinder for f's samples, nil if they have no
 // user registers and stacks or f's machine is not one unwound (which a
 // note then says).
-func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, jit func(uint64) (*cfi.Table, uint64), note func(string)) *unwinder {
+func newUnwinder(f *File, finder *fileFinder, lookup func(uint32, uint64) *mmapping, jit *jitTables, note func(string)) *unwinder {
 	var attr *Attr
 	for i := range f.Attrs {
 		if st := f.Attrs[i].SampleType; st&SampleStackUser != 0 && st&SampleRegsUser != 0 {
@@ -144,7 +145,7 @@ func (u *unwinder) unwind(frames []uint64, pid uint32, regs []uint64, stack []by
 			// Anonymous memory: JIT code, unwound by its JIT object's
 			// tables, or by its frame pointer.
 			if u.jit != nil {
-				if t, bias := u.jit(pc); t != nil {
+				if t, bias := u.jit.at(pc); t != nil {
 					return t, bias, true
 				}
 			}
@@ -194,4 +195,66 @@ func (u *unwinder) fileByKey(mm *mmapping) *cfi.File {
 		u.note(fmt.Sprintf("user stacks end at %s: %v", mm.file, err))
 	}
 	return cf
+}
+
+// jitTables gives the call frame tables of JIT code, from the JIT objects
+// of the recorded processes: an LLVM dump's .eh_frame (relocated to load
+// addresses: bias 0), or the one a jitdump's writer gave that piece of
+// code (CODE_UNWINDING_INFO), each made into a table once. Code without
+// one is unwound by its frame pointer.
+type jitTables struct {
+	jit    JITCode
+	tables map[*jprofile.CallFrameInfo]jitTable
+	byPC   map[uint64]jitTable // the table of each pc asked about
+}
+
+// jitTable is one table and what its addresses are less than the code's.
+type jitTable struct {
+	t    *cfi.Table // nil: none to use
+	bias uint64
+}
+
+func newJITTables(jit JITCode) *jitTables {
+	return &jitTables{jit: jit, tables: map[*jprofile.CallFrameInfo]jitTable{}, byPC: map[uint64]jitTable{}}
+}
+
+// at returns the table of the JIT code at pc and its bias; nil if there
+// is none (tables that cannot be read leave the code to its frame
+// pointers: the JIT stage says what is wrong with the object, if
+// anything).
+func (j *jitTables) at(pc uint64) (*cfi.Table, uint64) {
+	if jt, ok := j.byPC[pc]; ok {
+		return jt.t, jt.bias
+	}
+	var jt jitTable
+	if info, err := j.jit.CallFrameInfo(pc); err == nil && info != nil {
+		var ok bool
+		if jt, ok = j.tables[info]; !ok {
+			jt = tableOf(info)
+			j.tables[info] = jt
+		}
+	}
+	j.byPC[pc] = jt
+	return jt.t, jt.bias
+}
+
+// tableOf makes the table of info.
+func tableOf(info *jprofile.CallFrameInfo) jitTable {
+	arch := cfi.ArchOf(info.Machine)
+	if arch == nil {
+		return jitTable{}
+	}
+	if info.Relocated {
+		var secs []cfi.Section
+		if len(info.EHFrame) > 0 {
+			secs = append(secs, cfi.Section{Name: ".eh_frame", Data: info.EHFrame})
+		}
+		if len(info.DebugFrame) > 0 {
+			secs = append(secs, cfi.Section{Name: ".debug_frame", Data: info.DebugFrame})
+		}
+		t, _ := cfi.New(info.Path, arch, info.ByteOrder, 8, secs...)
+		return jitTable{t: t}
+	}
+	t, bias, _ := cfi.ForCode(info.Path, arch, info.ByteOrder, info.EHFrame, info.EHFrameAddr, info.Code)
+	return jitTable{t: t, bias: bias}
 }

@@ -1,8 +1,9 @@
 // Package symbolizer fills in the functions, files and lines of the
-// locations the JIT stage attached to JIT objects: each object is opened
-// once per run, objects are symbolized concurrently, and the result is
-// written into the profile exactly as pprof's own symbolizer would write
-// it, so that pprof leaves these mappings alone afterwards.
+// locations the JIT stage attached to JIT objects: each object's frames
+// come from the run's JIT object cache (package profile), objects are
+// symbolized concurrently, and the result is written into the profile
+// exactly as pprof's own symbolizer would write it, so that pprof leaves
+// these mappings alone afterwards.
 package symbolizer
 
 import (
@@ -12,67 +13,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
-	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/safename"
+	"github.com/jitpprof/pprof/internal/srcfile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
-
-// An Object answers source-line queries for one object file, with
-// absolute addresses. It must be safe for concurrent use.
-type Object interface {
-	// SourceLine returns the frames at addr, leaf first: several when
-	// code was inlined, none when addr is in no known function. It is
-	// called from several goroutines at once.
-	SourceLine(addr uint64) ([]gdriver.Frame, error)
-	// Close releases the object.
-	Close() error
-}
-
-// An Opener opens a JIT object for symbolization.
-type Opener func(obj *jprofile.Object) (Object, error)
-
-// Cache opens each object at most once and keeps it open until Close, so
-// that the profiles of one run (several sources, -base) share the work.
-type Cache struct {
-	open    Opener
-	objects oncemap.Map[string, opened]
-}
-
-// opened is the result of opening one object.
-type opened struct {
-	obj Object
-	err error
-}
-
-// NewCache returns a Cache that opens objects with open.
-func NewCache(open Opener) *Cache {
-	return &Cache{open: open}
-}
-
-// object returns the opened object, opening it on first use (objects are
-// told apart by path). It reports whether this call opened it.
-func (c *Cache) object(jo *jprofile.Object) (obj Object, first bool, err error) {
-	o, first := c.objects.Get(jo.Path, func() opened {
-		obj, err := c.open(jo)
-		return opened{obj, err}
-	})
-	return o.obj, first, o.err
-}
-
-// Close closes every object opened.
-func (c *Cache) Close() error {
-	var first error
-	for _, o := range c.objects.Drain() {
-		if o.obj != nil {
-			if err := o.obj.Close(); err != nil && first == nil {
-				first = err
-			}
-		}
-	}
-	return first
-}
 
 // Progress counts how far a Symbolize call has got: Symbolize sets the
 // totals before it starts and advances the counts as it goes. Done may be
@@ -88,16 +33,39 @@ func (p *Progress) Done() (objects, ofObjects, addresses, ofAddresses int) {
 	return int(p.objectsDone.Load()), int(p.objects.Load()), int(p.addressesDone.Load()), int(p.addresses.Load())
 }
 
-// An OpenError reports an object that could not be opened; its mappings
-// are left unsymbolized, for pprof's own symbolizer to try.
+// A Mapping is one JIT mapping to symbolize: its object's frames, the
+// mapping the JIT stage made for it and the locations attached to it.
+type Mapping struct {
+	// Path is the object's file, for messages.
+	Path string
+	// Object gives the object's frames: a *jprofile.Object, whose
+	// FrameSource the run's JIT object cache opens once.
+	Object interface {
+		FrameSource() (jprofile.FrameSource, error)
+	}
+	Mapping   *profile.Mapping
+	Locations []*profile.Location // in profile order
+}
+
+// Mappings returns the mappings of the JIT stage's result jms.
+func Mappings(jms []jprofile.JITMapping) []Mapping {
+	out := make([]Mapping, len(jms))
+	for i, jm := range jms {
+		out[i] = Mapping{Path: jm.Object.Path, Object: jm.Object, Mapping: jm.Mapping, Locations: jm.Locations}
+	}
+	return out
+}
+
+// An OpenError reports an object whose frames could not be read; its
+// mappings are left unsymbolized, for pprof's own symbolizer to try.
 type OpenError struct {
 	Path string
 	Err  error
 }
 
 // Error returns "PATH: what was wrong". A reader's error that names the
-// same file itself (elfrel's, jitdump's) gives only its reason, so the
-// path is not said twice.
+// same file itself (elfrel's, jitdump's, the JIT object cache's) gives
+// only its reason, so the path is not said twice.
 func (e *OpenError) Error() string {
 	msg := e.Err.Error()
 	if r, ok := e.Err.(interface {
@@ -105,6 +73,9 @@ func (e *OpenError) Error() string {
 		Reason() string
 	}); ok && r.FileName() == e.Path {
 		msg = r.Reason()
+	}
+	if oe, ok := e.Err.(*jprofile.ObjectError); ok && oe.File == e.Path {
+		msg = oe.Err.Error()
 	}
 	return safename.String(e.Path) + ": " + msg
 }
@@ -114,17 +85,23 @@ func (e *OpenError) Unwrap() error { return e.Err }
 
 // Symbolize symbolizes the locations of the given JIT mappings of p,
 // concurrently (at most GOMAXPROCS objects at a time), and adds the
-// functions to p in a deterministic order. It returns one *OpenError per
-// object that failed to open in this call (an object that failed in an
-// earlier call of the same Cache is skipped silently). If progress is not
-// nil, Symbolize sets its totals and advances it as it goes. If name is
-// not nil, it gives each function's Name from its system name (the
-// demangling pprof's symbolizer would do afterwards, done here on every
-// CPU); otherwise the Name is the system name.
-func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progress *Progress, name func(string) string) []error {
+// functions to p in a deterministic order. Each object's frames come
+// from its FrameSource.
+// It returns one *OpenError per object whose frames could not be read
+// (its locations are left alone), and the *jprofile.ObjectWarning of
+// each object whose frames lack something, or name a source file that
+// pprof's source views must not open (see package srcfile). If progress
+// is not nil, Symbolize sets its totals and advances it as it goes. If
+// name is not nil, it gives each function's Name from its system name
+// (the demangling pprof's symbolizer would do afterwards, done here on
+// every CPU); otherwise the Name is the system name.
+func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(string) string) []error {
 	type result struct {
-		found lookup
-		err   error
+		found   lookup
+		err     error
+		warning error
+		mu      sync.Mutex
+		sources []string // what the source file guard said
 	}
 	results := make([]result, len(jms))
 	if progress == nil {
@@ -141,13 +118,21 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			obj, first, err := c.object(jm.Object)
-			if err != nil {
-				if first {
-					results[i].err = &OpenError{Path: jm.Object.Path, Err: err}
-				}
+			src, err := jm.Object.FrameSource()
+			if src == nil {
+				results[i].err = &OpenError{Path: jm.Path, Err: err}
 			} else {
-				results[i].found = lookUp(obj, jm.Locations, progress, name)
+				r := &results[i]
+				r.warning = err
+				// The source files the frames name, as pprof's source
+				// views would open them (a jitdump's line table may
+				// name a FIFO): see package srcfile.
+				files := srcfile.New(func(msg string) {
+					r.mu.Lock()
+					r.sources = append(r.sources, msg)
+					r.mu.Unlock()
+				})
+				r.found = lookUp(src, jm.Locations, progress, name, files)
 			}
 			progress.objectsDone.Add(1)
 		}()
@@ -156,7 +141,8 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 
 	// The locations' lines, cut from one array.
 	frames, funcs := 0, 0
-	for _, r := range results {
+	for i := range results {
+		r := &results[i]
 		for _, st := range r.found.stacks {
 			frames += len(st.frames)
 		}
@@ -167,6 +153,13 @@ func (c *Cache) Symbolize(p *profile.Profile, jms []jprofile.JITMapping, progres
 	var errs []error
 	for i, jm := range jms {
 		r := &results[i]
+		if r.warning != nil {
+			errs = append(errs, r.warning)
+		}
+		slices.Sort(r.sources) // in the order of the files, not of the workers
+		for _, msg := range r.sources {
+			errs = append(errs, &jprofile.ObjectWarning{File: jm.Path, Msg: msg})
+		}
 		if r.err != nil {
 			errs = append(errs, r.err)
 			continue
@@ -204,7 +197,7 @@ type lookup struct {
 // stack is the frames of one location, leaf first, and the function of
 // each, an index into lookup.funcs.
 type stack struct {
-	frames []gdriver.Frame
+	frames []jprofile.Frame
 	fns    []int32
 }
 
@@ -225,7 +218,7 @@ type function struct {
 // the profile) meets each function about once per worker, not once per
 // frame. A failed lookup leaves the location unsymbolized, as pprof does
 // when its symbolizer has no answer.
-func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(string) string) lookup {
+func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progress, name func(string) string, files *srcfile.Guard) lookup {
 	order := addressOrder(locs)
 	stacks := make([]stack, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
@@ -235,7 +228,7 @@ func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name)
+			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name, files)
 		}()
 	}
 	wg.Wait()
@@ -256,7 +249,7 @@ func lookUp(obj Object, locs []*profile.Location, progress *Progress, name func(
 
 // lookUpRun looks up the locations locs[k] for k in run, in that order,
 // into stacks[k], and returns the functions their ids index.
-func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string) []function {
+func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string, files *srcfile.Guard) []function {
 	// A function has many addresses: its id by system name, and, for the
 	// rare system name of several functions (other files or start
 	// lines), by all three.
@@ -272,7 +265,7 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 	var done int64    // addresses looked up since the last progress update
 	for _, k := range run {
 		st := &stacks[k]
-		st.frames, _ = obj.SourceLine(locs[k].Address)
+		st.frames = obj.Frames(locs[k].Address)
 		n := len(st.frames)
 		if cap(idBuf)-len(idBuf) < n {
 			idBuf = make([]int32, 0, max(n, 1024))
@@ -293,7 +286,7 @@ func lookUpRun(obj Object, locs []*profile.Location, run []int, stacks []stack, 
 				id, ok = byKey[key{f.Func, f.File, start}]
 			}
 			if !ok {
-				fn := function{name: f.Func, systemName: f.Func, filename: f.File, startLine: start}
+				fn := function{name: f.Func, systemName: f.Func, filename: files.Name(f.File), startLine: start}
 				if name != nil {
 					fn.name = name(f.Func)
 				}

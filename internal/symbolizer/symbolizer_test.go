@@ -7,47 +7,52 @@ import (
 	"sync"
 	"testing"
 
-	gdriver "github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
-// fakeObject answers 0x1000 with an inline chain, 0x2000 with one frame
+// fakeFrames answers 0x1000 with an inline chain, 0x2000 with one frame
 // and anything else with nothing.
-type fakeObject struct{ closed *int }
+type fakeFrames struct{}
 
-func (o fakeObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
+func (fakeFrames) Frames(addr uint64) []jprofile.Frame {
 	switch addr {
 	case 0x1000:
-		return []gdriver.Frame{{Func: "_Z6helperv", File: "jit.cc", Line: 3, StartLine: 2}, {Func: "_Z4workv", File: "jit.cc", Line: 9, StartLine: 8}}, nil
+		return []jprofile.Frame{{Func: "_Z6helperv", File: "jit.cc", Line: 3, StartLine: 2}, {Func: "_Z4workv", File: "jit.cc", Line: 9, StartLine: 8}}
 	case 0x2000:
-		return []gdriver.Frame{{Func: "_Z4workv", File: "jit.cc", Line: 10, StartLine: 8}}, nil
+		return []jprofile.Frame{{Func: "_Z4workv", File: "jit.cc", Line: 10, StartLine: 8}}
 	}
-	return nil, nil
+	return nil
 }
 
-func (o fakeObject) Close() error { *o.closed++; return nil }
+// object is a JIT object whose frames src gives, or err says why not;
+// opens counts the calls.
+type object struct {
+	src   jprofile.FrameSource
+	err   error
+	mu    sync.Mutex // objects are opened concurrently
+	opens int
+}
+
+func (o *object) FrameSource() (jprofile.FrameSource, error) {
+	o.mu.Lock()
+	o.opens++
+	o.mu.Unlock()
+	return o.src, o.err
+}
 
 func TestSymbolize(t *testing.T) {
-	closed, opens := 0, map[string]int{}
-	var mu sync.Mutex // objects are opened concurrently
-	c := NewCache(func(obj *jprofile.Object) (Object, error) {
-		path := obj.Path
-		mu.Lock()
-		opens[path]++
-		mu.Unlock()
-		if path == "/jit/broken.elf" {
-			return nil, errors.New("unsupported machine")
-		}
-		return fakeObject{&closed}, nil
-	})
-	newProfile := func() (*profile.Profile, []jprofile.JITMapping) {
+	objects := map[string]*object{
+		"/jit/a.elf":      {src: fakeFrames{}},
+		"/jit/broken.elf": {err: errors.New("unsupported machine")},
+	}
+	newProfile := func() (*profile.Profile, []Mapping) {
 		old := &profile.Function{ID: 7, Name: "main"}
 		p := &profile.Profile{Function: []*profile.Function{old}}
-		var jms []jprofile.JITMapping
+		var jms []Mapping
 		for i, path := range []string{"/jit/a.elf", "/jit/broken.elf"} {
 			m := &profile.Mapping{ID: uint64(i + 1), Limit: ^uint64(0), File: path}
-			jm := jprofile.JITMapping{Object: &jprofile.Object{Path: path}, Mapping: m}
+			jm := Mapping{Path: path, Object: objects[path], Mapping: m}
 			for _, a := range []uint64{0x1000, 0x2000, 0x3000} {
 				l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: a, Mapping: m}
 				p.Location = append(p.Location, l)
@@ -60,7 +65,7 @@ func TestSymbolize(t *testing.T) {
 	}
 
 	p, jms := newProfile()
-	errs := c.Symbolize(p, jms, nil, nil)
+	errs := Symbolize(p, jms, nil, nil)
 	if len(errs) != 1 || errs[0].Error() != "/jit/broken.elf: unsupported machine" {
 		t.Errorf("errors = %v, want one naming /jit/broken.elf", errs)
 	}
@@ -86,36 +91,27 @@ func TestSymbolize(t *testing.T) {
 		t.Errorf("%d functions, want 3: the profile's own and 2 deduplicated", len(p.Function))
 	}
 
-	// A second profile of the same run reuses the opened objects and does
-	// not report the broken one again.
-	p2, jms2 := newProfile()
-	if errs := c.Symbolize(p2, jms2, nil, nil); len(errs) != 0 {
-		t.Errorf("second call errors = %v, want none", errs)
-	}
-	if opens["/jit/a.elf"] != 1 || opens["/jit/broken.elf"] != 1 {
-		t.Errorf("opens = %v, want each object opened once per run", opens)
-	}
-	if err := c.Close(); err != nil || closed != 1 {
-		t.Errorf("Close = %v, closed %d objects; want nil, 1", err, closed)
+	for path, o := range objects {
+		if o.opens != 1 {
+			t.Errorf("%s: frames asked for %d times, want once", path, o.opens)
+		}
 	}
 }
 
-// addrObject answers each address with one frame named after it.
-type addrObject struct{}
+// addrFrames answers each address with one frame named after it.
+type addrFrames struct{}
 
-func (addrObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	return []gdriver.Frame{{Func: fmt.Sprintf("f%x", addr), Line: int(addr % 1000)}}, nil
+func (addrFrames) Frames(addr uint64) []jprofile.Frame {
+	return []jprofile.Frame{{Func: fmt.Sprintf("f%x", addr), Line: int(addr % 1000)}}
 }
-
-func (addrObject) Close() error { return nil }
 
 // addRandomMapping adds to p, which has none, a JIT mapping of the object
 // file with n locations at random addresses below limit (from seed), and
-// returns it.
-func addRandomMapping(p *profile.Profile, file string, n int, seed, limit int64) jprofile.JITMapping {
+// returns it, its frames given by src.
+func addRandomMapping(p *profile.Profile, file string, src jprofile.FrameSource, n int, seed, limit int64) Mapping {
 	m := &profile.Mapping{ID: 1, Limit: ^uint64(0), File: file}
 	p.Mapping = []*profile.Mapping{m}
-	jm := jprofile.JITMapping{Object: &jprofile.Object{Path: m.File}, Mapping: m}
+	jm := Mapping{Path: m.File, Object: &object{src: src}, Mapping: m}
 	r := rand.New(rand.NewSource(seed))
 	for i := range n {
 		l := &profile.Location{ID: uint64(i + 1), Address: uint64(r.Int63n(limit)), Mapping: m}
@@ -131,12 +127,10 @@ func addRandomMapping(p *profile.Profile, file string, n int, seed, limit int64)
 // added in the order of the locations.
 func TestSymbolizeManyLocations(t *testing.T) {
 	p := &profile.Profile{}
-	jm := addRandomMapping(p, "/jit/big.elf", 5*minSplit, 1, 1<<40)
-	c := NewCache(func(*jprofile.Object) (Object, error) { return addrObject{}, nil })
-	defer c.Close()
+	jm := addRandomMapping(p, "/jit/big.elf", addrFrames{}, 5*minSplit, 1, 1<<40)
 	var progress Progress
 	named := func(s string) string { return "demangled " + s }
-	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, &progress, named); len(errs) != 0 {
+	if errs := Symbolize(p, []Mapping{jm}, &progress, named); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	for i, l := range p.Location {
@@ -155,22 +149,20 @@ func TestSymbolizeManyLocations(t *testing.T) {
 	}
 }
 
-// sameNameObject answers every address with an inline chain whose
+// sameNameFrames answers every address with an inline chain whose
 // functions share system names: the leaf is one of three functions named
 // "_Z1fv" (two files, two start lines), the caller "_Z1gv".
-type sameNameObject struct{}
+type sameNameFrames struct{}
 
-func (sameNameObject) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	leaf := []gdriver.Frame{
+func (sameNameFrames) Frames(addr uint64) []jprofile.Frame {
+	leaf := []jprofile.Frame{
 		{Func: "_Z1fv", File: "a.cc", StartLine: 1},
 		{Func: "_Z1fv", File: "b.cc", StartLine: 1},
 		{Func: "_Z1fv", File: "a.cc", StartLine: 7},
 	}[addr%3]
 	leaf.Line = int(addr % 100)
-	return []gdriver.Frame{leaf, {Func: "_Z1gv", File: "a.cc", Line: 20, StartLine: 18}}, nil
+	return []jprofile.Frame{leaf, {Func: "_Z1gv", File: "a.cc", Line: 20, StartLine: 18}}
 }
-
-func (sameNameObject) Close() error { return nil }
 
 // TestSymbolizeSameSystemName: functions with one system name but another
 // file or start line stay apart, however the locations are split among
@@ -178,18 +170,16 @@ func (sameNameObject) Close() error { return nil }
 // added once each, in the order of the locations and their frames.
 func TestSymbolizeSameSystemName(t *testing.T) {
 	p := &profile.Profile{Function: []*profile.Function{{ID: 3, Name: "main"}}}
-	jm := addRandomMapping(p, "/jit/same.elf", 4*minSplit, 2, 1<<30)
-	c := NewCache(func(*jprofile.Object) (Object, error) { return sameNameObject{}, nil })
-	defer c.Close()
+	jm := addRandomMapping(p, "/jit/same.elf", sameNameFrames{}, 4*minSplit, 2, 1<<30)
 	named := func(s string) string { return "demangled " + s }
-	if errs := c.Symbolize(p, []jprofile.JITMapping{jm}, nil, named); len(errs) != 0 {
+	if errs := Symbolize(p, []Mapping{jm}, nil, named); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	// The order pprof's symbolizer would add them in: frame by frame.
 	var want []string
 	seen := map[string]bool{}
 	for _, l := range p.Location {
-		frames, _ := sameNameObject{}.SourceLine(l.Address)
+		frames := sameNameFrames{}.Frames(l.Address)
 		if len(l.Line) != len(frames) {
 			t.Fatalf("location at %#x: %d lines, want %d", l.Address, len(l.Line), len(frames))
 		}
