@@ -178,6 +178,7 @@ func newRun(o *Options) *run {
 	r.flags.String("asm_syntax", "auto", "Assembler syntax of disassembly: auto, go, gnu or intel")
 	r.flags.AddExtraUsage(perfdataUsage)
 	r.flags.AddExtraUsage(objtoolUsage)
+	r.defineObjtoolFlags()
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
@@ -193,7 +194,7 @@ func newRun(o *Options) *run {
 	r.recordFlags = defineRecordFlags(r.flags)
 	r.flags.sources = r.recordSources
 	r.flags.sourceless = r.recordFlags.given
-	r.flags.afterParse = func() { r.setPendingExport(r.commandLineExport()) }
+	r.flags.afterParse = func() { r.applyObjtoolFlags(); r.setPendingExport(r.commandLineExport()) }
 	return r
 }
 
@@ -210,6 +211,7 @@ type run struct {
 	subst     substitutes     // files read from perf's build-ID cache
 
 	maxProfileMB *int // -max_profile_mb
+	maxDebugMB   *int // -max_debug_mb
 
 	warmMu sync.Mutex
 	warmed map[string]bool // files given to the object tool's Warm

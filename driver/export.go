@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -119,6 +120,7 @@ func (e *export) captured(data []byte) {
 func (e *export) finish(w Writer, ui UI) error {
 	e.mu.Lock()
 	data := e.data
+	e.data = nil // parsed below: the profile, not its bytes, is needed
 	e.mu.Unlock()
 	if data == nil {
 		return errors.New("no profile was produced for the " + e.format + " report")
@@ -127,8 +129,9 @@ func (e *export) finish(w Writer, ui UI) error {
 	if err != nil {
 		return fmt.Errorf("reading back the filtered profile: %w", err)
 	}
+	data = nil
 	var out bytes.Buffer
-	if err := e.render(&out, p); err != nil {
+	if err := e.render(&out, p, ui); err != nil {
 		return err
 	}
 	if e.dest == "" {
@@ -174,20 +177,32 @@ func (c *captureFile) Close() error {
 	return nil
 }
 
-// render writes the report of e for p.
-func (e *export) render(w io.Writer, p *profile.Profile) error {
+// render writes the report of e for p, which it may change, saying on
+// ui what it merged.
+func (e *export) render(w io.Writer, p *profile.Profile, ui UI) error {
 	si, err := p.SampleIndexByName(e.sampleIndex)
 	if err != nil {
 		return err
 	}
+	st := p.SampleType[si]
 	stacks, err := folded.Stacks(p, folded.Options{
 		SampleIndex: si,
 		Granularity: e.granularity,
 		NoInlines:   e.noInlines,
 		Columns:     e.columns,
+		Owned:       true, // parsed from the proto for this report
 	})
 	if err != nil {
 		return err
+	}
+	// A profile of hundreds of thousands of functions would make a flame
+	// graph of as many frames, too narrow to see, and folded stacks of
+	// tens of MB: the smallest frames are merged, as -nodefraction drops
+	// a graph's smallest nodes.
+	stacks, merged := folded.Merge(stacks, folded.DefaultMaxFrames)
+	if merged.Frames > 0 {
+		ui.PrintErr(fmt.Sprintf("-%s: the call tree has %d frames, more than %d: its %d frames of at most %d %s (%s of the total) each are merged into frames named %q",
+			e.format, merged.Of, folded.DefaultMaxFrames, merged.Frames, merged.Most, st.Unit, percentOf(merged.Most, merged.Total), merged.Name))
 	}
 	switch e.format {
 	case formatFolded:
@@ -200,7 +215,6 @@ func (e *export) render(w io.Writer, p *profile.Profile) error {
 		}
 		return folded.Write(w, stacks)
 	case formatFlameGraph:
-		st := p.SampleType[si]
 		return flamegraph.Write(w, stacks, flamegraph.Options{
 			Title:      e.flameGraphTitle(p),
 			Subtitle:   strings.Join(p.Comments, "; "),
@@ -209,6 +223,11 @@ func (e *export) render(w io.Writer, p *profile.Profile) error {
 		})
 	}
 	return fmt.Errorf("unknown export format %q", e.format)
+}
+
+// percentOf prints part of total as a percentage.
+func percentOf(part, total int64) string {
+	return strconv.FormatFloat(100*float64(part)/float64(max(total, 1)), 'g', 2, 64) + "%"
 }
 
 // flameGraphTitle returns -flamegraph_title, or "FILE: TYPE" after the

@@ -22,13 +22,33 @@ const objtoolUsage = `  Binaries (jitpprof):
                           addr2line/llvm-symbolizer subprocesses). Also
                           $PPROF_OBJTOOL. As llvm-symbolizer does, inprocess
                           fetches missing debug files from the debuginfod
-                          servers of $DEBUGINFOD_URLS.
+                          servers of $DEBUGINFOD_URLS, within the limits of
+                          $DEBUGINFOD_TIMEOUT, $DEBUGINFOD_MAXTIME and
+                          $DEBUGINFOD_MAXSIZE (see the environment variables).
     -asm_syntax           Assembler syntax of -disasm, -weblist and the web UI's
                           disassembly, with -objtool=inprocess: auto (default:
                           Go's for Go binaries, listed as go tool pprof lists
                           them, objdump's for the others), go (Go's, as go tool
                           objdump prints it), gnu (objdump's; Intel with
-                          -intel_syntax) or intel (objdump -M intel).`
+                          -intel_syntax) or intel (objdump -M intel).
+    -max_debug_mb         The most the compressed debug sections of all the
+                          binaries read in process may decompress to, in MiB
+                          (default 1024): a few KiB of Zstandard can claim GiBs.
+                          A binary past it is symbolized without its DWARF.`
+
+// defineObjtoolFlags defines the object tool's limit flag on the run's
+// flag set; applyObjtoolFlags hands its value to the tool once parsed.
+func (r *run) defineObjtoolFlags() {
+	r.maxDebugMB = r.flags.Int("max_debug_mb", objtool.DefaultMaxDecompressed>>20, "The most compressed debug sections may decompress to, in MiB")
+}
+
+// applyObjtoolFlags sets the object tool's limits from its flags, after
+// they are parsed and before the tool reads anything.
+func (r *run) applyObjtoolFlags() {
+	if r.tool != nil && r.maxDebugMB != nil {
+		r.tool.SetMaxDecompressed(int64(*r.maxDebugMB) << 20)
+	}
+}
 
 // objtoolMode returns the object tool the run asks for: -objtool on the
 // command line, else $PPROF_OBJTOOL, else inprocess. The command line is

@@ -16,7 +16,11 @@ const jitEnvUsage = "   PPROF_JIT_DIR      Directories of JIT objects (see -jit_
 	"                      ($JITDUMPDIR/.debug/jit/; default: under $HOME)\n" +
 	"   DEBUGINFOD_URLS    debuginfod servers to fetch missing debug files from\n" +
 	"   DEBUGINFOD_CACHE_PATH  where fetched debug files are kept (default:\n" +
-	"                      $XDG_CACHE_HOME/debuginfod_client, else under $HOME)\n"
+	"                      $XDG_CACHE_HOME/debuginfod_client, else under $HOME)\n" +
+	"   DEBUGINFOD_TIMEOUT Seconds a server may take to send its first byte, and\n" +
+	"                      each further 100 KiB (default 90, as elfutils' client)\n" +
+	"   DEBUGINFOD_MAXTIME Seconds one download may take in all (default 300)\n" +
+	"   DEBUGINFOD_MAXSIZE Bytes one debug file may have (default 4294967296)\n"
 
 // perfdataUsage is the help text on perf.data sources.
 const perfdataUsage = `  perf.data (jitpprof):

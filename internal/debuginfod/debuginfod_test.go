@@ -186,12 +186,48 @@ func TestBadAnswers(t *testing.T) {
 			w.(http.Flusher).Flush()
 			w.Write(data[50:])
 		}, 100, "more than DEBUGINFOD_MAXSIZE"},
-		{"no answer", func(w http.ResponseWriter, r *http.Request) { <-stall }, 0, "no progress for 300ms"},
+		// A server that accepts and never answers.
+		{"no answer", func(w http.ResponseWriter, r *http.Request) { <-stall }, 0, "no byte in 300ms (DEBUGINFOD_TIMEOUT)"},
+		{"headers, then nothing", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-stall
+		}, 0, "no byte in 300ms (DEBUGINFOD_TIMEOUT)"},
 		{"stalls in the middle", func(w http.ResponseWriter, r *http.Request) {
 			w.Write(data[:100])
 			w.(http.Flusher).Flush()
 			<-stall
-		}, 0, "no progress for 300ms"},
+		}, 0, "100 bytes in 300ms, less than 100 KiB (DEBUGINFOD_TIMEOUT)"},
+		// Bytes that keep coming, too slowly: each resets a timeout of no
+		// progress, which alone would wait for ever.
+		{"trickles", func(w http.ResponseWriter, r *http.Request) {
+			for {
+				select {
+				case <-stall:
+					return
+				case <-r.Context().Done():
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+				w.Write([]byte{0x7f})
+				w.(http.Flusher).Flush()
+			}
+		}, 0, "less than 100 KiB (DEBUGINFOD_TIMEOUT)"},
+		{"redirect to a file URL", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		}, 0, "redirected to file:///etc/passwd, not an http or https URL"},
+		{"redirect loop", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+		}, 0, "more than 10 redirects"},
+		// A redirect to a server that stalls is under the same limits.
+		{"redirect to a stall", func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/stall") {
+				http.Redirect(w, r, r.URL.Path+"/stall", http.StatusFound)
+				return
+			}
+			<-stall
+		}, 0, "no byte in 300ms (DEBUGINFOD_TIMEOUT)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := server(t, c.handle)
@@ -219,6 +255,58 @@ func TestBadAnswers(t *testing.T) {
 	}
 }
 
+// TestRates: a download at a steady 100 KiB per timeout or more goes on
+// until it ends or DEBUGINFOD_MAXTIME, whichever comes first.
+func TestRates(t *testing.T) {
+	data, id := debugFile(t)
+	// An ELF file with bytes after its end is still one.
+	padded := append(bytes.Clone(data), make([]byte, max(0, 450<<10-len(data)))...)
+	for _, c := range []struct {
+		name    string
+		chunk   int           // bytes sent at a time
+		every   time.Duration // between chunks
+		maxTime time.Duration
+		want    string // "" if it must succeed
+		least   time.Duration
+	}{
+		{name: "slow, fast enough", chunk: 110 << 10, every: 200 * time.Millisecond, maxTime: 10 * time.Second, least: 600 * time.Millisecond},
+		{name: "fast enough, too long", chunk: 110 << 10, every: 200 * time.Millisecond, maxTime: 500 * time.Millisecond,
+			want: "not done in 500ms (DEBUGINFOD_MAXTIME)", least: 500 * time.Millisecond},
+		{name: "too slow", chunk: 30 << 10, every: 100 * time.Millisecond, maxTime: 10 * time.Second,
+			want: "less than 100 KiB (DEBUGINFOD_TIMEOUT)", least: 300 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+				for rest := padded; len(rest) > 0; {
+					n := min(c.chunk, len(rest))
+					if _, err := w.Write(rest[:n]); err != nil {
+						return
+					}
+					w.(http.Flusher).Flush()
+					if rest = rest[n:]; len(rest) == 0 {
+						return
+					}
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(c.every):
+					}
+				}
+			})
+			cl := New(Options{URLs: []string{s.URL}, CacheDir: t.TempDir(), Timeout: 300 * time.Millisecond, MaxTime: c.maxTime})
+			start := time.Now()
+			_, err := cl.Debuginfo(context.Background(), id)
+			el := time.Since(start)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+			if el < c.least || el > c.least+5*time.Second {
+				t.Errorf("took %v, want about %v", el, c.least)
+			}
+		})
+	}
+}
+
 func TestFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -227,20 +315,26 @@ func TestFromEnv(t *testing.T) {
 		urls    []string
 		cache   string
 		timeout time.Duration
+		maxTime time.Duration
 		maxSize int64
 		err     string
 	}{
 		{name: "unset", env: nil, nilC: true},
 		{name: "no http URL", env: map[string]string{"DEBUGINFOD_URLS": "file:///srv ima:enforcing"}, nilC: true},
 		{name: "two servers", env: map[string]string{"DEBUGINFOD_URLS": " https://a.example/  http://b.example:8002 ", "HOME": "/home/u"},
-			urls: []string{"https://a.example", "http://b.example:8002"}, cache: "/home/u/.cache/debuginfod_client", timeout: DefaultTimeout},
+			urls: []string{"https://a.example", "http://b.example:8002"}, cache: "/home/u/.cache/debuginfod_client",
+			timeout: DefaultTimeout, maxTime: DefaultMaxTime, maxSize: DefaultMaxSize},
 		{name: "XDG", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/home/u", "XDG_CACHE_HOME": "/x"},
-			urls: []string{"http://a"}, cache: "/x/debuginfod_client", timeout: DefaultTimeout},
+			urls: []string{"http://a"}, cache: "/x/debuginfod_client", timeout: DefaultTimeout, maxTime: DefaultMaxTime, maxSize: DefaultMaxSize},
 		{name: "cache path, limits", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/home/u", "XDG_CACHE_HOME": "/x",
-			"DEBUGINFOD_CACHE_PATH": "/c", "DEBUGINFOD_TIMEOUT": "5", "DEBUGINFOD_MAXSIZE": "1000"},
-			urls: []string{"http://a"}, cache: "/c", timeout: 5 * time.Second, maxSize: 1000},
+			"DEBUGINFOD_CACHE_PATH": "/c", "DEBUGINFOD_TIMEOUT": "5", "DEBUGINFOD_MAXTIME": "60", "DEBUGINFOD_MAXSIZE": "1000"},
+			urls: []string{"http://a"}, cache: "/c", timeout: 5 * time.Second, maxTime: time.Minute, maxSize: 1000},
+		// 0 or less is none, as in elfutils' client.
+		{name: "no limits", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/h",
+			"DEBUGINFOD_TIMEOUT": "0", "DEBUGINFOD_MAXTIME": "-5", "DEBUGINFOD_MAXSIZE": "0"},
+			urls: []string{"http://a"}, cache: "/h/.cache/debuginfod_client", timeout: -1, maxTime: -1, maxSize: -1},
 		{name: "bad timeout", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/h", "DEBUGINFOD_TIMEOUT": "5s"}, err: "DEBUGINFOD_TIMEOUT"},
-		{name: "bad size", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/h", "DEBUGINFOD_MAXSIZE": "-1"}, err: "DEBUGINFOD_MAXSIZE"},
+		{name: "bad size", env: map[string]string{"DEBUGINFOD_URLS": "http://a", "HOME": "/h", "DEBUGINFOD_MAXSIZE": "4G"}, err: "DEBUGINFOD_MAXSIZE"},
 		{name: "no cache", env: map[string]string{"DEBUGINFOD_URLS": "http://a"}, err: "no cache directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,7 +355,7 @@ func TestFromEnv(t *testing.T) {
 				return
 			}
 			o := cl.opts
-			if strings.Join(o.URLs, " ") != strings.Join(c.urls, " ") || o.CacheDir != c.cache || o.Timeout != c.timeout || o.MaxSize != c.maxSize {
+			if strings.Join(o.URLs, " ") != strings.Join(c.urls, " ") || o.CacheDir != c.cache || o.Timeout != c.timeout || o.MaxTime != c.maxTime || o.MaxSize != c.maxSize {
 				t.Errorf("got %+v", o)
 			}
 		})

@@ -11,6 +11,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+
+	"github.com/jitpprof/pprof/internal/membudget"
 )
 
 // Debug holds an object's DWARF sections with relocations applied.
@@ -107,6 +109,10 @@ type DebugLoader struct {
 	lay       layout                   // the sizes of the file's class's structures
 	names     []string                 // of the sections present, in header order
 	sections  map[string]*debugSection // by name
+	budget    *membudget.Budget        // see File.SetInflateBudget
+	// stdNames is the bytes of section names debug/elf copies when it
+	// opens the file of fileSize bytes (see unzstd).
+	stdNames, fileSize uint64
 }
 
 // debugSection is every section header of one name that DebugLoader
@@ -196,7 +202,10 @@ func loadedDWO(name string) (string, bool) {
 // debugLoader is DebugLoader for the sections load names: it gives
 // the name each is loaded under, and false for the others.
 func (f *File) debugLoader(load func(name string) (string, bool), require string) (*DebugLoader, error) {
-	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, lay: f.lay, sections: make(map[string]*debugSection)}
+	l := &DebugLoader{file: f.Name, r: f.r, byteOrder: f.ByteOrder, machine: f.Machine, lay: f.lay, sections: make(map[string]*debugSection), budget: f.inflate, fileSize: uint64(f.size)}
+	for i := range f.Sections {
+		l.stdNames += uint64(len(f.Sections[i].Name))
+	}
 	type memberAt struct {
 		sec  *debugSection
 		k    int    // index in sec.members
@@ -363,6 +372,9 @@ func (l *DebugLoader) SectionRange(name string, off, size uint64) ([]byte, error
 		}
 		dst := data[lo-off : hi-off]
 		if m.zoff != 0 {
+			if err := l.take(m.name, m.size); err != nil {
+				return nil, err
+			}
 			whole := make([]byte, m.size)
 			if err := l.inflate(m, whole); err != nil {
 				return nil, err
@@ -385,6 +397,15 @@ func (l *DebugLoader) Section(name string) ([]byte, error) {
 	ds := l.sections[name]
 	if ds == nil {
 		return nil, nil
+	}
+	var inflated uint64
+	for k := range ds.members {
+		if ds.members[k].zoff != 0 {
+			inflated += ds.members[k].size
+		}
+	}
+	if err := l.take(name, inflated); err != nil {
+		return nil, err
 	}
 	data := make([]byte, ds.size)
 	for k := range ds.members {
@@ -422,6 +443,18 @@ func (l *DebugLoader) Section(name string) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// take takes n bytes from the loader's budget of decompressed sections
+// (see File.SetInflateBudget) for the section called name.
+func (l *DebugLoader) take(name string, n uint64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := l.budget.Take(n); err != nil {
+		return &FormatError{File: l.file, Section: name, Off: -1, Msg: "not decompressed", Err: err}
+	}
+	return nil
 }
 
 // spend charges the size of section s to budget, failing when the
@@ -585,7 +618,15 @@ type stdELF struct {
 // import, but debug/elf decompresses such sections: the file is opened
 // with it the first time one is read.
 func (l *DebugLoader) unzstd(m *debugMember) (io.Reader, error) {
-	l.std.once.Do(func() { l.std.f, l.std.err = elf.NewFile(l.r) })
+	l.std.once.Do(func() {
+		// debug/elf copies every section's name: names that all point at
+		// one long string would take it thousands of times.
+		if limit := 4*l.fileSize + 1<<20; l.stdNames > limit {
+			l.std.err = fmt.Errorf("its section names add up to %d bytes, more than 4 times the file: they overlap", l.stdNames)
+			return
+		}
+		l.std.f, l.std.err = elf.NewFile(l.r)
+	})
 	if l.std.err != nil {
 		return nil, l.std.err
 	}

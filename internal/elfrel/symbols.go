@@ -158,12 +158,13 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 	if strs.Type != elf.SHT_STRTAB {
 		return f.formatErr(st.Name, -1, "string table %d has type %v, want SHT_STRTAB", st.Link, strs.Type)
 	}
-	var strtab string // one allocation; names are substrings of it
+	strtab := newStrTable("") // one allocation; names are substrings of it
 	if names {
-		var err error
-		if strtab, err = f.sectionString(int(st.Link)); err != nil {
+		s, err := f.sectionString(int(st.Link))
+		if err != nil {
 			return err
 		}
+		strtab = newStrTable(s)
 	}
 	n := int(st.Size / entSize)
 	var xindex []byte // SHT_SYMTAB_SHNDX contents, read when first needed
@@ -186,9 +187,9 @@ func (f *File) scanSymbols(i int, names bool, fn func(k int, s *Symbol) error) e
 			k, b := lo+j/size, chunk[j:j+size]
 			s = Symbol{Info: b[info], Other: b[info+1], Value: f.word(b[value:]), Size: f.word(b[value+int(f.lay.word):])}
 			if nameOff := bo.Uint32(b); nameOff != 0 && names {
-				name, ok := cstring(strtab, nameOff)
+				name, ok := strtab.at(nameOff)
 				if !ok {
-					return f.formatErr(st.Name, int64(k*size), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(strtab))
+					return f.formatErr(st.Name, int64(k*size), "symbol %d name offset %#x is outside string table %s (%d bytes) or unterminated", k, nameOff, strs.Name, len(strtab.s))
 				}
 				s.Name = name
 			}

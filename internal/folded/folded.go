@@ -68,6 +68,11 @@ type Options struct {
 	// Columns keeps column numbers in line numbers (pprof's
 	// -show_columns); it only matters at lines and addresses granularity.
 	Columns bool
+	// Owned says that the caller gives the profile up: Stacks applies
+	// the granularity to it in place rather than to a copy, which for a
+	// profile of hundreds of thousands of functions saves a second and
+	// as much memory as the profile takes.
+	Owned bool
 }
 
 // Frame is one entry of a stack: a function (or file, line or address,
@@ -105,8 +110,8 @@ type Stack struct {
 }
 
 // Stacks returns the distinct stacks of p with their summed values,
-// dropping stacks whose values add up to zero. p is not modified: the
-// granularity is applied to a copy, with upstream's
+// dropping stacks whose values add up to zero. p is not modified (unless
+// Options.Owned): the granularity is applied to a copy, with upstream's
 // (*profile.Profile).Aggregate. A sample without locations gets the
 // single frame "<unknown>".
 //
@@ -185,7 +190,10 @@ func aggregate(p *profile.Profile, o Options) (*profile.Profile, error) {
 	default:
 		return nil, fmt.Errorf("unknown granularity %q (want functions, filefunctions, files, lines or addresses)", o.Granularity)
 	}
-	c := p.Copy()
+	c := p
+	if !o.Owned {
+		c = p.Copy()
+	}
 	if err := c.Aggregate(!o.NoInlines, function, filename, linenumber, o.Columns, address); err != nil {
 		return nil, fmt.Errorf("aggregating the profile: %w", err)
 	}

@@ -2,8 +2,10 @@ package jitsym
 
 import (
 	"encoding/binary"
+	"iter"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
@@ -47,10 +49,18 @@ func NewFromSections(name string, bo binary.ByteOrder, sections Sections, syms [
 // NewFromSectionsWithSup is [NewFromSections] for DWARF that refers to
 // the supplementary file sup (see [Sup]); a nil sup is none.
 func NewFromSectionsWithSup(name string, bo binary.ByteOrder, sections Sections, syms []Sym, sup *Sup) (*Symbolizer, error) {
+	return NewFromSeq(name, bo, sections, slices.Values(syms), len(syms), sup)
+}
+
+// NewFromSeq is [NewFromSectionsWithSup] with the symbols that syms
+// yields, about n of them, ranged over once: a caller with millions of
+// symbols need not hold them all.
+func NewFromSeq(name string, bo binary.ByteOrder, sections Sections, syms iter.Seq[Sym], n int, sup *Sup) (*Symbolizer, error) {
 	s := &Symbolizer{name: name}
-	cs := make([]cand, 0, len(syms))
-	for i, sym := range syms {
-		if i > math.MaxInt32 {
+	cs := make([]cand, 0, max(n, 0))
+	i := -1
+	for sym := range syms {
+		if i++; i > math.MaxInt32 {
 			break
 		}
 		c := cand{addr: sym.Addr, size: sym.Size, name: sym.Name, index: int32(i), file: -1}

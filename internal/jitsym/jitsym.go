@@ -35,6 +35,7 @@ import (
 	"runtime"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/membudget"
 )
 
 // A Frame is one source-level frame of an address. The fields mean what
@@ -245,10 +246,18 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 }
 
 // built completes s after build returned err: an object without DWARF
-// keeps its symbols, any other error fails.
+// keeps its symbols, and so does one whose DWARF would take more memory
+// than the budget it is read within (a *membudget.ExceededError: a
+// compressed section claiming gigabytes), with a warning; any other
+// error fails.
 func (s *Symbolizer) built(err error) (*Symbolizer, error) {
 	if errors.Is(err, elfrel.ErrNoDWARF) {
 		return s, nil
+	}
+	if _, ok := errors.AsType[*membudget.ExceededError](err); ok {
+		keep := &Symbolizer{name: s.name, symAddr: s.symAddr, syms: s.syms, symNames: s.symNames, symFile: s.symFile}
+		keep.warnings = append(s.warnings, fmt.Sprintf("%v; its symbols are used without its DWARF", err))
+		return keep, nil
 	}
 	if err != nil {
 		return nil, err

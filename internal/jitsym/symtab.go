@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 )
@@ -137,18 +138,96 @@ func (s *Symbolizer) setSymbols(file string, cs []cand) error {
 			}
 		}
 	}
+	s.syms = make([]symbol, n)
+	s.symAddr = make([]uint64, n)
+	for i, c := range cs {
+		s.syms[i] = symbol{end: c.end, file: c.file}
+		s.symAddr[i] = c.addr
+	}
+	if size > copyNamesBelow && size > 2*nameSpan(cs) {
+		return s.shareNames(file, cs)
+	}
+	var names strings.Builder
+	names.Grow(size)
+	for i, c := range cs {
+		s.syms[i].name = uint32(names.Len())
+		names.WriteString(c.name)
+		names.WriteByte(0)
+	}
+	s.symNames = names.String()
+	return nil
+}
+
+// copyNamesBelow is the size of the symbols' names below which each is
+// copied into Symbolizer.symNames as it comes; above it, and above twice
+// the memory the names span (nameSpan), shareNames writes the bytes
+// that several share once.
+const copyNamesBelow = 16 << 20
+
+// nameSpan returns how many bytes of memory the names of cs span, from
+// the first byte of the lowest to the end of the highest. The names of a
+// symbol table read by package elfrel are parts of one string, its
+// string table: when they add up to much more than they span, they share
+// bytes. (Names of different strings span whatever lies between them:
+// they are copied as they come.)
+func nameSpan(cs []cand) int {
+	lo, hi := ^uintptr(0), uintptr(0)
+	for i := range cs {
+		if name := cs[i].name; name != "" {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(name)))
+			lo, hi = min(lo, p), max(hi, p+uintptr(len(name)))
+		}
+	}
+	if hi < lo {
+		return 0
+	}
+	return int(hi - lo)
+}
+
+// shareNames fills s.symNames with the names of cs, the symbols of
+// s.syms, writing once the names that end at the same byte of memory: a
+// string table's name that several symbols name, or whose tail another
+// names, as linkers share tails. Each name of a symbol table read by
+// package elfrel is a part of one copy of its string table, so the names
+// take at most that table, however many symbols name the same bytes
+// (1,000,000 symbols, each of its own address, naming one string of
+// 4 KiB took 4 GB when each was copied). Names of other readers (copies
+// of their own) are written as they are.
+func (s *Symbolizer) shareNames(file string, cs []cand) error {
+	// The address of the byte after a name, and 0 for an empty one.
+	end := func(i int32) uintptr {
+		name := cs[i].name
+		if name == "" {
+			return 0
+		}
+		return uintptr(unsafe.Pointer(unsafe.StringData(name))) + uintptr(len(name))
+	}
+	order := make([]int32, len(cs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	// By end, the longest name of each end first.
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(end(a), end(b)), cmp.Compare(len(cs[b].name), len(cs[a].name)))
+	})
+	size := 0
+	for k := range order {
+		if k == 0 || end(order[k]) != end(order[k-1]) {
+			size += len(cs[order[k]].name) + 1
+		}
+	}
 	if size > math.MaxUint32 {
 		return &elfrel.UnsupportedError{File: file, Msg: "symbol names of 4 GiB or more"}
 	}
 	var names strings.Builder
 	names.Grow(size)
-	s.syms = make([]symbol, n)
-	s.symAddr = make([]uint64, n)
-	for i, c := range cs {
-		s.syms[i] = symbol{end: c.end, name: uint32(names.Len()), file: c.file}
-		s.symAddr[i] = c.addr
-		names.WriteString(c.name)
-		names.WriteByte(0)
+	for k, i := range order {
+		if k == 0 || end(i) != end(order[k-1]) {
+			names.WriteString(cs[i].name)
+			names.WriteByte(0)
+		}
+		// A suffix of the name written last, ending at its NUL.
+		s.syms[i].name = uint32(names.Len() - 1 - len(cs[i].name))
 	}
 	s.symNames = names.String()
 	return nil

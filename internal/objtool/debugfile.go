@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // DefaultDebugDir is where separate debug files are looked for by
@@ -35,14 +36,6 @@ func findDebugFile(path string, f *elfrel.File, buildID []byte, dirs []string) *
 	return nil
 }
 
-// debugSearch says where the separate debug file of a binary read with
-// the standard library is looked for: under dirs (see debugCandidates),
-// then, if fetch is not nil, where fetch puts it (see Tool.fetchDebug).
-type debugSearch struct {
-	dirs  []string
-	fetch func(path string, id []byte) string
-}
-
 // debugLink is what a binary's .gnu_debuglink section says: the name of
 // its debug file and that file's CRC-32; ok is false without one.
 type debugLink struct {
@@ -67,7 +60,7 @@ func (c debugCandidate) matches() bool {
 	if c.crc == nil {
 		return true
 	}
-	fd, err := os.Open(c.path)
+	fd, err := regfile.Open(c.path) // a FIFO swapped in since the Stat would block os.Open
 	if err != nil {
 		return false
 	}

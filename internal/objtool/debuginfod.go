@@ -18,6 +18,7 @@ import (
 // DWARF.
 func (t *Tool) debugFile(path string, f *elfrel.File, id []byte) *elfrel.File {
 	if d := findDebugFile(path, f, id, t.opts.DebugDirs); d != nil {
+		d.SetInflateBudget(t.inflate)
 		return d
 	}
 	p := t.fetchDebug(path, id)
@@ -43,6 +44,7 @@ func (t *Tool) debugFile(path string, f *elfrel.File, id []byte) *elfrel.File {
 		t.sayOnce("debuginfod "+hex.EncodeToString(id), fmt.Sprintf("%s: debug file from debuginfod: %v", safename.String(path), err))
 		return nil
 	}
+	d.SetInflateBudget(t.inflate)
 	return d
 }
 

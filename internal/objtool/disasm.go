@@ -31,6 +31,14 @@ const maxDisasmBytes = 64 << 20
 // memory, and the web views ask for a function's range widened by a few
 // hundred bytes on either side.
 func (t *Tool) Disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
+	insts, err := t.disasm(file, start, end, intelSyntax)
+	for i := range insts {
+		insts[i].File = t.sources.Name(insts[i].File)
+	}
+	return insts, err
+}
+
+func (t *Tool) disasm(file string, start, end uint64, intelSyntax bool) ([]gdriver.Inst, error) {
 	if magic, err := readMagic(file); err == nil && isJITDump(magic) {
 		o, err := t.jitCode(file)
 		if err != nil {

@@ -50,6 +50,7 @@ func (t *Tool) dwoFor(path string) *jitsym.DWO {
 			if err != nil {
 				return nil, fmt.Errorf("%s: DWARF package: %w", safename.String(path), err)
 			}
+			f.SetInflateBudget(t.inflate)
 			return f, nil
 		},
 		Warn: func(msg string) {

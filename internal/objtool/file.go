@@ -88,7 +88,7 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	}
 	x := addr - base
 	if fr, ok := f.b.answers.cached(x); ok {
-		return fr, nil
+		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.linesOf(f.b)
 	if err != nil {
@@ -98,7 +98,7 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDriverFrames(frames), nil
+	return f.t.safeFrames(toDriverFrames(frames)), nil
 }
 
 // toDriverFrames converts frames for pprof; no frames at all become one

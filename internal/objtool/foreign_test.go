@@ -133,7 +133,7 @@ func mustOpenForeign(t *testing.T, path string) *foreignBin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := openForeign(path, magic, debugSearch{})
+	b, err := openForeign(path, magic, foreignOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}

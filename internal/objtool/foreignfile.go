@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,7 +46,12 @@ type foreignEntry struct {
 // loadForeign returns the foreign binary at path, parsing it on first use.
 func (t *Tool) loadForeign(path string, magic []byte) *foreignEntry {
 	e, _ := t.foreign.Get(path, func() *foreignEntry {
-		b, err := openForeign(path, magic, debugSearch{dirs: t.opts.DebugDirs, fetch: t.fetchDebug})
+		b, err := openForeign(path, magic, foreignOpts{dirs: t.opts.DebugDirs, fetch: t.fetchDebug, inflate: t.inflate})
+		if b != nil {
+			for _, n := range b.notes {
+				t.sayOnce(n, n)
+			}
+		}
 		return &foreignEntry{b: b, err: err}
 	})
 	return e
@@ -61,11 +67,7 @@ func (t *Tool) foreignIndex(e *foreignEntry) (*jitsym.Symbolizer, error) {
 			}
 		}
 		e.index, e.indexErr = e.b.index(sup)
-		if e.index != nil && t.opts.Warn != nil {
-			for _, w := range e.index.Warnings() {
-				t.opts.Warn(w)
-			}
-		}
+		t.indexed(e.b.path, e.index, e.indexErr)
 	})
 	return e.index, e.indexErr
 }
@@ -93,12 +95,13 @@ func (t *Tool) foreignGoTable(e *foreignEntry) *gopclntab.Table {
 // symbols does).
 func (t *Tool) foreignSymbols(e *foreignEntry) []symbol {
 	e.symsOnce.Do(func() {
-		if len(e.b.syms) == 0 || e.b.dynOnly {
+		seq, n := e.b.symbols()
+		if n == 0 || e.b.dynOnly {
 			if e.syms = goSymbols(t.foreignGoTable(e)); e.syms != nil {
 				return
 			}
 		}
-		syms := slices.Clone(e.b.syms)
+		syms := slices.AppendSeq(make([]jitsym.Sym, 0, n), seq)
 		slices.SortStableFunc(syms, func(x, y jitsym.Sym) int {
 			if x.Addr != y.Addr {
 				return cmpU64(x.Addr, y.Addr)
@@ -231,7 +234,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	if fr, ok := f.e.answers.cached(addr - base); ok {
-		return fr, nil
+		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.foreignLines(f.e)
 	if err != nil {
@@ -244,7 +247,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDriverFrames(frames), nil
+	return f.t.safeFrames(toDriverFrames(frames)), nil
 }
 
 func (f *foreignFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error) {
@@ -301,14 +304,15 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		if total += hi - lo + 1; total > maxDisasmBytes {
 			return nil, fmt.Errorf("%s: more than %d bytes of code in [%#x, %#x]", b.path, maxDisasmBytes, start, end)
 		}
-		data, err := sec.data()
-		if err != nil {
+		// Only the bytes asked for are read: sections whose headers all
+		// point at one range of the file must not each be read whole.
+		code := make([]byte, hi-lo+1)
+		if n, err := sec.readAt(code, int64(lo-sec.addr)); n < len(code) {
+			if err == nil || err == io.EOF {
+				return nil, fmt.Errorf("%s: section %s holds %d bytes, not the %d its header says", b.path, sec.name, lo-sec.addr+uint64(n), sec.size)
+			}
 			return nil, fmt.Errorf("%s: reading section %s: %w", b.path, sec.name, err)
 		}
-		if uint64(len(data)) <= hi-sec.addr {
-			return nil, fmt.Errorf("%s: section %s holds %d bytes, not the %d its header says", b.path, sec.name, len(data), sec.size)
-		}
-		code := data[lo-sec.addr : hi-sec.addr+1]
 		var insts []disasm.Inst
 		switch {
 		case b.machine == elf.EM_ARM:
@@ -316,6 +320,7 @@ func (t *Tool) disasmForeign(e *foreignEntry, start, end uint64, intelSyntax boo
 		case b.machine == elf.EM_MIPS:
 			insts = disasm.DecodeMIPS(code, lo, b.bo, mipsN64(b.class, b.flags), name)
 		default:
+			var err error
 			if insts, err = decodeText(b.machine, b.class, b.bo, code, lo, syn, name); err != nil {
 				return nil, decodeErr(b.path, err)
 			}

@@ -31,6 +31,7 @@ func isJITDump(magic []byte) bool {
 // addresses are the run-time ones (the JIT stage maps it at [0, ^0)),
 // less the mapping's start otherwise, as for a relocatable object.
 type jitCodeObj struct {
+	t     *Tool
 	obj   *jprofile.Object
 	frame jprofile.FrameSource
 	code  []jprofile.Code
@@ -67,7 +68,7 @@ func (t *Tool) jitCode(name string) (*jitCodeObj, error) {
 	if frames == nil {
 		return nil, err
 	}
-	return &jitCodeObj{obj: obj, frame: frames, code: code}, nil
+	return &jitCodeObj{t: t, obj: obj, frame: frames, code: code}, nil
 }
 
 func (o *jitCodeObj) Name() string    { return o.obj.Path }
@@ -87,7 +88,7 @@ func (o *jitCodeObj) frameAt(addr uint64) gdriver.Frame {
 }
 
 func (o *jitCodeObj) SourceLine(addr uint64) ([]gdriver.Frame, error) {
-	return []gdriver.Frame{o.frameAt(addr - o.base)}, nil
+	return o.t.safeFrames([]gdriver.Frame{o.frameAt(addr - o.base)}), nil
 }
 
 // lookup returns the piece of code holding addr.

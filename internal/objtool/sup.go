@@ -116,6 +116,7 @@ func (t *Tool) openSup(path string, link elfrel.SupLink) *supEntry {
 		if err != nil {
 			return &supEntry{err: err}
 		}
+		f.SetInflateBudget(t.inflate)
 		defer f.Close()
 		s, err := jitsym.NewSup(f, link)
 		return &supEntry{sup: s, err: err}

@@ -37,6 +37,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,9 +46,12 @@ import (
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/gopclntab"
 	"github.com/jitpprof/pprof/internal/jitsym"
+	"github.com/jitpprof/pprof/internal/membudget"
 	"github.com/jitpprof/pprof/internal/oncemap"
 	"github.com/jitpprof/pprof/internal/plt"
 	"github.com/jitpprof/pprof/internal/regfile"
+	"github.com/jitpprof/pprof/internal/safename"
+	"github.com/jitpprof/pprof/internal/srcfile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -65,6 +69,12 @@ type Options struct {
 	// binary with a build ID when none is found locally, as
 	// llvm-symbolizer does when DEBUGINFOD_URLS is set.
 	Debuginfod *debuginfod.Client
+	// MaxDecompressed is the most the compressed debug sections of all
+	// the files the Tool reads may decompress to, in bytes, in all; 0
+	// means DefaultMaxDecompressed. A section that would take more is
+	// not read: its file is symbolized without its DWARF, with a
+	// warning naming the file, the limit and the flag that raises it.
+	MaxDecompressed int64
 	// JIT is the run's cache of JIT objects, from which the code views
 	// of JIT objects that hold their code (jitdumps) are answered. Nil
 	// gives the Tool a cache of its own, closed with it.
@@ -75,10 +85,22 @@ type Options struct {
 	Syntax Syntax
 }
 
+// DefaultMaxDecompressed is the default of Options.MaxDecompressed:
+// 1 GiB, more than the DWARF of most programs once decompressed (a
+// large C++ program's is hundreds of MiB; a whole LLVM's a few GiB), far
+// less than a few KiB of Zstandard or a few MiB of zlib can claim.
+const DefaultMaxDecompressed = 1 << 30
+
+// MaxDecompressedFlag is the flag of jitpprof's command line that sets
+// Options.MaxDecompressed, in MiB, which its messages name.
+const MaxDecompressedFlag = "-max_debug_mb"
+
 // A Tool is an in-process [gdriver.ObjTool]. It is safe for concurrent
 // use. Close releases the files it keeps open.
 type Tool struct {
 	opts    Options
+	inflate *membudget.Budget // Options.MaxDecompressed
+	sources *srcfile.Guard    // the source files answers name
 	bins    oncemap.Map[string, *binFile]
 	jit     *jprofile.Cache
 	ownsJIT bool // jit is the Tool's own, closed with it
@@ -105,11 +127,42 @@ func New(o Options) *Tool {
 	if o.DebugDirs == nil {
 		o.DebugDirs = []string{DefaultDebugDir}
 	}
-	t := &Tool{opts: o, jit: o.JIT, fellBack: map[string]bool{}, said: map[string]bool{}}
+	if o.MaxDecompressed <= 0 {
+		o.MaxDecompressed = DefaultMaxDecompressed
+	}
+	t := &Tool{opts: o, jit: o.JIT, fellBack: map[string]bool{}, said: map[string]bool{},
+		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag),
+		sources: srcfile.New(o.Warn)}
 	if t.jit == nil {
 		t.jit, t.ownsJIT = jprofile.NewCache(jprofile.CacheOptions{Index: t}), true
 	}
 	return t
+}
+
+// safeFrames returns frames with their files named as pprof's source
+// views may open them (see package srcfile: a FIFO or a device is named
+// so that they do not find it, and said once), a copy if any changes.
+func (t *Tool) safeFrames(frames []gdriver.Frame) []gdriver.Frame {
+	for i := range frames {
+		if name := t.sources.Name(frames[i].File); name != frames[i].File {
+			out := slices.Clone(frames)
+			for k := i; k < len(out); k++ {
+				out[k].File = t.sources.Name(out[k].File)
+			}
+			return out
+		}
+	}
+	return frames
+}
+
+// SetMaxDecompressed changes Options.MaxDecompressed to n bytes (0:
+// the default), for a command line parsed after the Tool was made. What
+// was decompressed before still counts.
+func (t *Tool) SetMaxDecompressed(n int64) {
+	if n <= 0 {
+		n = DefaultMaxDecompressed
+	}
+	t.inflate.SetLimit(n)
 }
 
 // binFile is one ELF file, parsed once.
@@ -148,6 +201,7 @@ func (t *Tool) load(path string) *binFile {
 		b := &binFile{path: path}
 		b.f, b.err = elfrel.Open(path)
 		if b.err == nil {
+			b.f.SetInflateBudget(t.inflate)
 			if id, err := b.f.BuildID(); err == nil && id != nil {
 				b.buildID = fmt.Sprintf("%x", id)
 			}
@@ -183,13 +237,32 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 		if debug != nil {
 			debug.Close()
 		}
-		if b.index != nil && t.opts.Warn != nil {
-			for _, w := range b.index.Warnings() {
-				t.opts.Warn(w)
-			}
-		}
+		t.indexed(b.path, b.index, b.indexErr)
 	})
 	return b.index, b.indexErr
+}
+
+// indexed says what of the index idx of the file at path was left out,
+// or, if it failed with err, why: pprof's symbolizer drops the errors of
+// the lines it asks for without a word.
+func (t *Tool) indexed(path string, idx *jitsym.Symbolizer, err error) {
+	if err != nil {
+		t.sayOnce("index "+path, fmt.Sprintf("%s: %s; no function names or source lines are read from it", safename.String(path), reason(err)))
+	}
+	if idx != nil && t.opts.Warn != nil {
+		for _, w := range idx.Warnings() {
+			t.opts.Warn(w)
+		}
+	}
+}
+
+// reason returns err's message without the file name an error of
+// package elfrel starts with.
+func reason(err error) string {
+	if r, ok := err.(interface{ Reason() string }); ok {
+		return r.Reason()
+	}
+	return err.Error()
 }
 
 // Close closes every file the Tool opened. The Tool must not be used
@@ -294,6 +367,9 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 			}
 			if fb, ok := t.fallBack(name, why); ok {
 				return fb.Open(name, start, limit, offset, relocationSymbol)
+			}
+			if !errors.Is(e.err, errNotForeign) {
+				return nil, e.err
 			}
 		}
 		return nil, fmt.Errorf("error reading ELF file %s: %v", name, b.err)

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
@@ -61,7 +62,7 @@ const (
 // names it in errors. After a *SyntaxError c holds the values before the
 // bad line. It reads r a byte at a time, as perf does, and no further
 // than the first error: memory stays bounded by perf's limits whatever r
-// holds (a PERF_CONFIG of /dev/zero fails at its first byte).
+// holds (a stream of zeros fails at its first byte).
 func (c Config) Parse(file string, r io.Reader) error {
 	p := parser{r: bufio.NewReader(r), line: 1}
 	err := p.parse(c)
@@ -104,9 +105,16 @@ func Load(getenv func(string) string, system string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// readFile parses the file name into c.
+// maxFileBytes bounds how much of a configuration file is read: perf's
+// own are a few hundred bytes, and one that another program keeps
+// appending to must not keep pprof reading.
+const maxFileBytes = 1 << 20
+
+// readFile parses the file name into c. Only a regular file is read
+// (regfile): a FIFO named by $PERF_CONFIG would block an open, a device
+// such as /dev/urandom read without end.
 func (c Config) readFile(name string) error {
-	f, err := os.Open(name)
+	f, err := regfile.OpenLimited(name, maxFileBytes)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -133,6 +134,11 @@ func TestLoad(t *testing.T) {
 	write("home/.perfconfig", "[buildid]\ndir = /user\n")
 	write("empty/.perfconfig", "")
 	exclusive := write("exclusive", "[a]\nb = exclusive\n")
+	huge := write("huge", "[a]\nb = huge\n"+strings.Repeat("# comment\n", 200000))
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(dir, "home")
 	for _, tc := range []struct {
 		name    string
@@ -161,11 +167,17 @@ func TestLoad(t *testing.T) {
 			Config{"buildid.dir": "/system", "a.b": "system"}, ""},
 		{"PERF_CONFIG missing", map[string]string{"HOME": home, "PERF_CONFIG": filepath.Join(dir, "none")}, system,
 			Config{}, "no such file"},
+		// Only regular files are read: a FIFO would block the open, a
+		// device such as /dev/urandom read without end.
 		{"PERF_CONFIG a directory", map[string]string{"PERF_CONFIG": dir}, system,
-			Config{}, dir + ": read " + dir + ": is a directory"},
-		// Read a byte at a time, to the first error, as perf reads it.
-		{"PERF_CONFIG endless", map[string]string{"PERF_CONFIG": "/dev/zero"}, system,
-			Config{}, "/dev/zero: bad config file line 1"},
+			Config{}, "open " + dir + ": not a regular file (d---------)"},
+		{"PERF_CONFIG a FIFO", map[string]string{"PERF_CONFIG": fifo}, system,
+			Config{}, "open " + fifo + ": not a regular file (p---------)"},
+		{"PERF_CONFIG a device", map[string]string{"PERF_CONFIG": "/dev/urandom"}, system,
+			Config{}, "open /dev/urandom: not a regular file (Dc---------)"},
+		// Read up to 1 MiB: the values before are kept.
+		{"PERF_CONFIG huge", map[string]string{"PERF_CONFIG": huge}, system,
+			Config{"a.b": "huge"}, huge + ": read " + huge + ": more than 1048576 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Load(func(k string) string { return tc.env[k] }, tc.system)

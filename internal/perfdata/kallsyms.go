@@ -3,8 +3,10 @@ package perfdata
 import (
 	"bytes"
 	"cmp"
-	"os"
+	"io"
 	"slices"
+
+	"github.com/jitpprof/pprof/internal/regfile"
 )
 
 // kallsyms is a kernel symbol table, sorted by address.
@@ -51,7 +53,12 @@ func (k *kallsyms) lookup(addr uint64) string {
 // is read whole and the names kept in one string, not one allocation a
 // line.
 func readKallsyms(path string) (*kallsyms, error) {
-	data, err := os.ReadFile(path)
+	fd, err := regfile.OpenLimited(path, 256<<20) // a FIFO would block, /dev/urandom never end
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	data, err := io.ReadAll(fd)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ package regfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -62,4 +63,56 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// A Limited is a regular file open for reading, up to a limit: a read
+// past it fails with a *TooLargeError. A file that another program keeps
+// appending to, or a file of /proc that has no size to check, cannot be
+// read without end.
+type Limited struct {
+	f     *os.File
+	limit int64
+	read  int64
+}
+
+// OpenLimited opens path as [Open] does, to be read up to limit bytes.
+// Its errors are *fs.PathError, naming path.
+func OpenLimited(path string, limit int64) (*Limited, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &Limited{f: f, limit: limit}, nil
+}
+
+// Read reads as [os.File.Read] does, failing once the file holds more
+// than the limit.
+func (l *Limited) Read(p []byte) (int, error) {
+	if l.read >= l.limit {
+		// Something beyond the limit fails; the end of the file at it
+		// does not.
+		var one [1]byte
+		if n, _ := l.f.Read(one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, &fs.PathError{Op: "read", Path: l.f.Name(), Err: &TooLargeError{Limit: l.limit}}
+	}
+	if rest := l.limit - l.read; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := l.f.Read(p)
+	l.read += int64(n)
+	return n, err
+}
+
+// Close closes the file.
+func (l *Limited) Close() error { return l.f.Close() }
+
+// A TooLargeError reports a file that holds more than its reader takes.
+type TooLargeError struct {
+	Limit int64 // in bytes
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("more than %d bytes, the most read of such a file", e.Limit)
 }

@@ -2,8 +2,10 @@ package regfile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -145,6 +147,44 @@ func TestIDOf(t *testing.T) {
 	for _, name := range []string{"sym", "hard", "d/../a"} {
 		if id(dir+"/"+name) != id(a) { // not cleaned
 			t.Errorf("%s and the file it names have different IDs", name)
+		}
+	}
+}
+
+func TestOpenLimited(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		limit   int64
+		want    string
+		wantErr string
+	}{
+		{limit: 10, want: "0123456789"},
+		{limit: 11, want: "0123456789"},
+		{limit: 9, want: "012345678", wantErr: "read " + file + ": more than 9 bytes, the most read of such a file"},
+	} {
+		l, err := OpenLimited(file, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(l)
+		l.Close()
+		var tl *TooLargeError
+		if string(got) != tc.want || (tc.wantErr == "") != (err == nil) || (err != nil && (err.Error() != tc.wantErr || !errors.As(err, &tl))) {
+			t.Errorf("limit %d: got %q, %v; want %q, %q", tc.limit, got, err, tc.want, tc.wantErr)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/urandom"} {
+		var nr *NotRegularError
+		if _, err := OpenLimited(path, 1<<20); !errors.As(err, &nr) || !strings.HasPrefix(err.Error(), "open "+path+": not a regular file") {
+			t.Errorf("OpenLimited(%s): %v, want a *NotRegularError naming it", path, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/safename"
+	"github.com/jitpprof/pprof/internal/srcfile"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -88,16 +89,19 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // from its FrameSource.
 // It returns one *OpenError per object whose frames could not be read
 // (its locations are left alone), and the *jprofile.ObjectWarning of
-// each object whose frames lack something. If progress is not
-// nil, Symbolize sets its totals and advances it as it goes. If name is
-// not nil, it gives each function's Name from its system name (the
-// demangling pprof's symbolizer would do afterwards, done here on every
-// CPU); otherwise the Name is the system name.
+// each object whose frames lack something, or name a source file that
+// pprof's source views must not open (see package srcfile). If progress
+// is not nil, Symbolize sets its totals and advances it as it goes. If
+// name is not nil, it gives each function's Name from its system name
+// (the demangling pprof's symbolizer would do afterwards, done here on
+// every CPU); otherwise the Name is the system name.
 func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(string) string) []error {
 	type result struct {
 		found   lookup
 		err     error
 		warning error
+		mu      sync.Mutex
+		sources []string // what the source file guard said
 	}
 	results := make([]result, len(jms))
 	if progress == nil {
@@ -118,8 +122,17 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 			if src == nil {
 				results[i].err = &OpenError{Path: jm.Path, Err: err}
 			} else {
-				results[i].warning = err
-				results[i].found = lookUp(src, jm.Locations, progress, name)
+				r := &results[i]
+				r.warning = err
+				// The source files the frames name, as pprof's source
+				// views would open them (a jitdump's line table may
+				// name a FIFO): see package srcfile.
+				files := srcfile.New(func(msg string) {
+					r.mu.Lock()
+					r.sources = append(r.sources, msg)
+					r.mu.Unlock()
+				})
+				r.found = lookUp(src, jm.Locations, progress, name, files)
 			}
 			progress.objectsDone.Add(1)
 		}()
@@ -128,7 +141,8 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 
 	// The locations' lines, cut from one array.
 	frames, funcs := 0, 0
-	for _, r := range results {
+	for i := range results {
+		r := &results[i]
 		for _, st := range r.found.stacks {
 			frames += len(st.frames)
 		}
@@ -141,6 +155,10 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 		r := &results[i]
 		if r.warning != nil {
 			errs = append(errs, r.warning)
+		}
+		slices.Sort(r.sources) // in the order of the files, not of the workers
+		for _, msg := range r.sources {
+			errs = append(errs, &jprofile.ObjectWarning{File: jm.Path, Msg: msg})
 		}
 		if r.err != nil {
 			errs = append(errs, r.err)
@@ -200,7 +218,7 @@ type function struct {
 // the profile) meets each function about once per worker, not once per
 // frame. A failed lookup leaves the location unsymbolized, as pprof does
 // when its symbolizer has no answer.
-func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progress, name func(string) string) lookup {
+func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progress, name func(string) string, files *srcfile.Guard) lookup {
 	order := addressOrder(locs)
 	stacks := make([]stack, len(locs))
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
@@ -210,7 +228,7 @@ func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progre
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name)
+			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name, files)
 		}()
 	}
 	wg.Wait()
@@ -231,7 +249,7 @@ func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progre
 
 // lookUpRun looks up the locations locs[k] for k in run, in that order,
 // into stacks[k], and returns the functions their ids index.
-func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string) []function {
+func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string, files *srcfile.Guard) []function {
 	// A function has many addresses: its id by system name, and, for the
 	// rare system name of several functions (other files or start
 	// lines), by all three.
@@ -268,7 +286,7 @@ func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, st
 				id, ok = byKey[key{f.Func, f.File, start}]
 			}
 			if !ok {
-				fn := function{name: f.Func, systemName: f.Func, filename: f.File, startLine: start}
+				fn := function{name: f.Func, systemName: f.Func, filename: files.Name(f.File), startLine: start}
 				if name != nil {
 					fn.name = name(f.Func)
 				}
