@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // TestForeignBinariesSymbolized runs pprof -traces on a profile whose
@@ -17,7 +19,7 @@ import (
 func TestForeignBinariesSymbolized(t *testing.T) {
 	dir := t.TempDir()
 	bin := func(name string) string {
-		p, err := filepath.Abs(filepath.Join("internal/objtool/testdata/foreign", name))
+		p, err := filepath.Abs(filepath.Join(testenv.RepoRoot(t), "internal/objtool/testdata/foreign", name))
 		if err != nil {
 			t.Fatal(err)
 		}
