@@ -22,6 +22,7 @@ import (
 // Tool symbolizes the program with the server gone; a program the server
 // does not have gets its symbols alone, and nothing is said.
 func TestDebuginfodSameAsLLVMSymbolizer(t *testing.T) {
+	testenv.Long(t, "runs a debuginfod server and compares with llvm-symbolizer")
 	gxx := testenv.Tool(t, "g++", "g++")
 	objcopy := testenv.Tool(t, "objcopy", "binutils")
 	strip := testenv.Tool(t, "strip", "binutils")

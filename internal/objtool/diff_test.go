@@ -29,6 +29,7 @@ const oracleLLVM = 19
 // sample spread over each binary's code must get the same frames:
 // function, file, line, column and start line, inline frames included.
 func TestSameFramesAsLLVMSymbolizer(t *testing.T) {
+	testenv.Long(t, "compares the frames of thousands of addresses of real binaries with llvm-symbolizer")
 	dir := t.TempDir()
 	src, err := filepath.Abs("testdata/inline.cc")
 	if err != nil {

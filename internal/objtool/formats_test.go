@@ -90,6 +90,7 @@ func buildForeign(t *testing.T, dir string) []struct{ name, path string } {
 // --inlining gives, inline frames included. A fat Mach-O file gives the
 // frames of its member for the host's architecture.
 func TestForeignSameFramesAsLLVMSymbolizer(t *testing.T) {
+	testenv.Long(t, "builds Mach-O, PE and 32-bit programs and compares with llvm-symbolizer")
 	dir := t.TempDir()
 	bins := buildForeign(t, dir)
 	tool := New(Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }, DebugDirs: []string{filepath.Join(dir, "debug")}})

@@ -89,6 +89,7 @@ func goObjdump(t *testing.T, bin, sym string) []goObjdumpFunc {
 // see testenv.ToolchainXArch) may differ, and is counted; with the same
 // version nothing may.
 func TestGoDisasmSameAsGoObjdump(t *testing.T) {
+	testenv.Long(t, "disassembles Go binaries of ten machines and compares with go tool objdump")
 	dir := t.TempDir()
 	arches := []string{"amd64", "arm64"}
 	if !testing.Short() {

@@ -57,6 +57,7 @@ import (
 // and module data differ from 1.20's), for the same reason; its build
 // of the program is.
 func TestGoTableSameAsDWARF(t *testing.T) {
+	testenv.Long(t, "builds Go programs for several machines and compares the Go table with their DWARF at every address")
 	testenv.Tool(t, "gcc", "gcc") // the system linker, for -linkmode=external
 	dir := t.TempDir()
 	src := "testdata/goinline.go.txt"

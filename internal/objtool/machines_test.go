@@ -31,6 +31,7 @@ import (
 // machine's GNU objdump prints (big-endian ppc64 and s390x included), or
 // for LoongArch, which no GNU objdump on Debian 12 reads, llvm-objdump.
 func TestOtherMachineJITObjects(t *testing.T) {
+	testenv.Long(t, "compiles JIT objects for other machines and compares with objdump")
 	t.Parallel()
 	cross := func(triple string) [2]string { return [2]string{triple + "-objdump", "binutils-" + triple} }
 	for _, m := range []struct {

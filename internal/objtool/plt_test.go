@@ -26,6 +26,7 @@ import (
 // Every instruction objdump shows with an @plt target must read the
 // same, but for one objdump quirk (see iplt).
 func TestDisasmPLTNames(t *testing.T) {
+	testenv.Long(t, "disassembles real C libraries and compares their PLT calls with objdump")
 	t.Parallel()
 	dir := t.TempDir()
 	src, err := filepath.Abs("../plt/testdata/calls.cc")

@@ -24,6 +24,7 @@ import (
 // another build, from the skeletons' line tables alone, as llvm-symbolizer
 // does, said once; FIFOs in their place do not block.
 func TestSplitDWARFSameAsLLVMSymbolizer(t *testing.T) {
+	testenv.Long(t, "builds split-DWARF programs and compares with llvm-symbolizer")
 	t.Parallel()
 	srcs := []string{"testdata/inline.cc", "testdata/split2.cc"}
 	for i, s := range srcs {

@@ -62,6 +62,7 @@ func buildForDWZ(t *testing.T, dir, cc string, args ...string) dwzPair {
 // another file in its place, the frames are llvm-symbolizer's of the
 // binary after dwz and a warning names the binary and the file.
 func TestSupplementaryFiles(t *testing.T) {
+	testenv.Long(t, "builds programs, runs dwz and compares with llvm-symbolizer")
 	dwz := testenv.Tool(t, "dwz", "dwz")
 	gxx := testenv.Tool(t, "g++", "g++")
 	clangxx := testenv.Tool(t, fmt.Sprintf("clang++-%d", oracleLLVM), fmt.Sprintf("clang-%d", oracleLLVM))
