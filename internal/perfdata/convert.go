@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -23,7 +24,8 @@ type Conversion struct {
 	// Recording.PIDs).
 	PIDs []uint32
 	// Notes say what could not be done (kernel frames left unsymbolized,
-	// ...), each once.
+	// a recording cut short, ...), each once, as messages naming the
+	// file they are about (safe to print: see package safename).
 	Notes []string
 }
 
@@ -190,8 +192,16 @@ func newConverter(rec *Recording, opts Options) *converter {
 	return c
 }
 
-// note adds n to the conversion's notes, once.
-func (c *converter) note(n string) {
+// note adds n, about the recording, to the conversion's notes, once.
+func (c *converter) note(n string) { c.noteFile(c.f.Name, n) }
+
+// noteFile adds n, about file (the recording, or one of its per-thread
+// files), to the conversion's notes, once.
+func (c *converter) noteFile(file, n string) { c.noteWhole(safename.String(file) + ": " + n) }
+
+// noteWhole adds the message n, which names the file, to the
+// conversion's notes, once.
+func (c *converter) noteWhole(n string) {
 	if !c.noted[n] {
 		c.noted[n] = true
 		c.conv.Notes = append(c.conv.Notes, n)
@@ -557,11 +567,13 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 		if c.nsamples == 0 {
 			return nil, nil, damaged
 		}
-		in := ""
-		if damaged.File != f.Name {
-			in = damaged.File + ": "
+		c.noteFile(damaged.File, fmt.Sprintf("%s at offset %#x: the records after it are lost, the profile has the %d samples read", damaged.Msg, damaged.Off, c.nsamples))
+	}
+	if t := f.Truncated; t.Of > 0 {
+		if c.nsamples == 0 {
+			return nil, nil, f.truncatedError("before its first sample")
 		}
-		c.note(fmt.Sprintf("%s%s at offset %#x: the records after it are lost, the profile has the %d samples read", in, damaged.Msg, damaged.Off, c.nsamples))
+		c.noteWhole(fmt.Sprintf("%s is truncated at byte %d of %d (the recording was cut short); the samples up to there are shown", safename.String(f.Name), t.At, t.Of))
 	}
 	if f.Unfinished {
 		if c.nsamples == 0 {
