@@ -170,6 +170,8 @@ func newRun(o *Options) *run {
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
 	r.flags.AddExtraUsage(objtoolUsage)
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
+	r.perfBudget = &runBudget{flag: "max_perf_mb", def: defaultMaxPerfMB, what: "perf.data records decompressed (perf record -z)",
+		mb: r.flags.Int("max_perf_mb", defaultMaxPerfMB, "The most the perf.data recordings of the run may decompress to (perf record -z), in MiB")}
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
@@ -194,7 +196,8 @@ type run struct {
 	tool      *objtool.Tool   // jitpprof's object tool, nil if not used
 	subst     substitutes     // files read from perf's build-ID cache
 
-	maxProfileMB *int // -max_profile_mb
+	maxProfileMB *int       // -max_profile_mb
+	perfBudget   *runBudget // -max_perf_mb
 
 	warmMu sync.Mutex
 	warmed map[string]bool // files given to the object tool's Warm

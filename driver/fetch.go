@@ -199,7 +199,10 @@ func isPerfFile(path string) bool {
 
 const limitsUsage = `  Limits (jitpprof):
     -max_profile_mb       The most a gzipped profile may decompress to, in MiB
-                          (default 128): a few KiB of gzip can claim GiBs.`
+                          (default 128): a few KiB of gzip can claim GiBs.
+    -max_perf_mb          The most the perf.data recordings of the run may
+                          decompress to (perf record -z), in MiB (default 4096);
+                          the records past it are not read.`
 
 // maxDecompressed returns the -max_profile_mb limit in bytes.
 func (r *run) maxDecompressed() int64 {

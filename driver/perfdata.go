@@ -204,6 +204,7 @@ func (f *fetcher) convertPerfData(path string) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	pf.SetBudget(f.run.perfBudget)
 	var pool filePool
 	defer pool.close()
 	for _, t := range threads {

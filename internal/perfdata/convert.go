@@ -189,6 +189,9 @@ func newConverter(rec *Recording, opts Options) *converter {
 		jit = newJITTables(opts.JIT)
 	}
 	c.unw = newUnwinder(c.f, finder, rec.lookup, jit, c.note)
+	for _, n := range rec.notes {
+		c.note(n)
+	}
 	return c
 }
 
@@ -585,7 +588,7 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 		p.DurationNanos = int64(c.final - c.first)
 	}
 	for pid := range c.pids {
-		if m := c.rec.proc.PerfMap(pid, c.rec.comm[pid]); m != "" {
+		if m := c.rec.proc.PerfMap(pid, c.rec.lastComm(pid)); m != "" {
 			c.conv.JITFiles = append(c.conv.JITFiles, m)
 		}
 	}

@@ -134,6 +134,9 @@ type File struct {
 	dataOff, dataN int64
 	streams        []stream // the data section first
 	byID           map[uint64]*Attr
+	budget         Budget           // of what -z records decompress to; nil for none
+	budgetStep     int64            // what is taken from it at a time
+	decoded        map[string]int64 // of each stream, what the budget gave (budget.go)
 }
 
 // A FormatError reports a malformed perf.data file.

@@ -34,13 +34,15 @@ type Recording struct {
 
 	procs  map[uint32][]*mmapping // executable mappings by pid, sorted by start
 	parent map[uint32]uint32      // of each process forked, by pid
-	comm   map[uint32]string      // by tid: the last
-	// By tid, each command it had and from when (in time order): exec
-	// changes a process's (sh -c 'exec java ...'), prctl a thread's.
-	commAt map[uint32][]timedComm
-	kernel []*mmapping          // the kernel's and its modules'
-	image  map[uint32]*mmapping // by pid: the executable it runs (the first mapped since its exec)
-	proc   procfs.FS
+	// Commands: each thread's, by tid, the last and how many it had;
+	// and each it had from when, sorted by tid and then time (exec
+	// changes a process's, sh -c 'exec java ...', prctl a thread's).
+	threads map[uint32]thread
+	commAt  []timedComm
+	names   interner             // of commands and files
+	kernel  []*mmapping          // the kernel's and its modules'
+	image   map[uint32]*mmapping // by pid: the executable it runs (the first mapped since its exec)
+	proc    procfs.FS
 	// The kernel's relocation: the address its MMAP record gives a symbol
 	// (_text: the record's file name is the kernel's followed by it),
 	// which a symbol table of another boot (KASLR) has elsewhere.
@@ -49,6 +51,25 @@ type Recording struct {
 	// damaged is the error of a damaged record that ended a file's side
 	// records: the mappings before it are kept.
 	damaged *FormatError
+	// notes say what the limits of side records left out (see limits.go).
+	notes    []string
+	recorded map[uint32]bool  // the pids of PIDs
+	jitSeen  map[jitMMap]bool // the jitdumps mapped, once each
+	jitMMaps []jitMMap        // in order
+	over     map[uint32]bool  // processes and threads past a limit, noted once
+}
+
+// A thread is what the recording says of one thread's commands.
+type thread struct {
+	last uint32 // its last command by a COMM record of its own (in names), or noName
+	hist uint32 // the last command of its history (commAt)
+	n    uint32 // the commands of its history
+}
+
+// A jitMMap is a jitdump mapped by a process.
+type jitMMap struct {
+	pid  uint32
+	file string
 }
 
 // mmapping is one executable mapping of a process.
@@ -62,8 +83,7 @@ type mmapping struct {
 	cfiKnown bool
 }
 
-// sideRecord is what the scan keeps of a side record until it has them
-// all in time order.
+// sideRecord is a side record as the scan applies it.
 type sideRecord struct {
 	typ              uint32
 	misc             uint16
@@ -77,76 +97,76 @@ type sideRecord struct {
 	buildID          []byte
 }
 
+// newRecording returns the empty recording of f, whose processes' files
+// are found through proc.
+func newRecording(f *File, proc procfs.FS) *Recording {
+	return &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, threads: map[uint32]thread{},
+		image: map[uint32]*mmapping{}, proc: proc, recorded: map[uint32]bool{}, jitSeen: map[jitMMap]bool{}, over: map[uint32]bool{}}
+}
+
 // Scan reads the side records of the recording (MMAP, MMAP2, COMM, FORK)
 // in the order of their times (see Record.Time): a process that moved to
 // another CPU when it exec'd may have its new executable's MMAP before
 // the COMM of its exec in the file; without times, in the file's order.
-// proc is the proc file system (/proc) through which the JIT files of
-// recorded processes still running in containers (other mount
+// They are put in order as perf report does, a round at a time (see
+// sideQueue), so that memory follows what the records say, not how many
+// there are. proc is the proc file system (/proc) through which the JIT
+// files of recorded processes still running in containers (other mount
 // namespaces) are found, as perf report finds them; "" takes the files
 // as recorded. A damaged record ends its file: the records before it
 // are kept, and the samples before it read by Profile.
 func (f *File) Scan(proc string) (*Recording, error) {
-	var side []sideRecord
-	err := f.records(false, func(r *Record) bool {
-		switch r.Type {
-		case RecordMMAP, RecordMMAP2:
-			side = append(side, sideRecord{typ: r.Type, misc: r.Misc, prot: r.Prot, pid: r.PID, tid: r.TID, time: r.Time,
-				addr: r.Addr, len: r.Len, pgoff: r.Pgoff, name: r.Filename, buildID: r.BuildID})
-		case RecordComm:
-			side = append(side, sideRecord{typ: r.Type, exec: r.Exec, pid: r.PID, tid: r.TID, time: r.Time, name: r.Comm})
-		case RecordFork:
-			side = append(side, sideRecord{typ: r.Type, pid: r.PID, tid: r.TID, ppid: r.PPID, ptid: r.PTID, time: r.Time})
-		}
-		return true
-	})
-	rec := &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, comm: map[uint32]string{},
-		commAt: map[uint32][]timedComm{}, image: map[uint32]*mmapping{}, proc: procfs.New(proc)}
+	rec := newRecording(f, procfs.New(proc))
+	q := &sideQueue{rec: rec}
+	err := f.records(false, q.record)
 	if !errors.As(err, &rec.damaged) && err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(side, func(a, b sideRecord) int { return cmp.Compare(a.time, b.time) })
-	type jitMMap struct {
-		pid  uint32
-		file string
-	}
-	var jitMMaps []jitMMap // the jitdumps mapped, in order
-	recorded := map[uint32]bool{}
-	for i := range side {
-		rec.side(&side[i], recorded, func(pid uint32, file string) { jitMMaps = append(jitMMaps, jitMMap{pid, file}) })
-	}
-	rec.PIDs = slices.Sorted(maps.Keys(recorded))
-	seen := map[string]bool{}
-	for _, m := range jitMMaps {
-		if file := rec.proc.Path(m.pid, rec.comm[m.pid], m.file); !seen[file] {
-			seen[file] = true
+	q.flush(^uint64(0))
+	rec.done()
+	return rec, nil
+}
+
+// done completes the recording once every side record is applied.
+func (rec *Recording) done() {
+	rec.PIDs = slices.Sorted(maps.Keys(rec.recorded))
+	rec.recorded, rec.jitSeen, rec.over = nil, nil, nil
+	for _, m := range rec.jitMMaps {
+		file := rec.proc.Path(m.pid, rec.lastComm(m.pid), m.file)
+		if !slices.Contains(rec.JITDumps, file) {
 			rec.JITDumps = append(rec.JITDumps, file)
 		}
 	}
+	rec.jitMMaps = nil
 	for _, list := range rec.procs {
 		// A later mapping at the same place replaces an earlier one.
 		slices.SortStableFunc(list, func(a, b *mmapping) int { return cmp.Compare(a.start, b.start) })
 	}
-	return rec, nil
+	// Each thread's commands, in the order they were applied (time).
+	slices.SortStableFunc(rec.commAt, func(a, b timedComm) int { return cmp.Compare(a.tid, b.tid) })
+	rec.commAt = slices.Clip(rec.commAt)
 }
 
-// side takes in one side record; jitDump is told of each jitdump mapped.
-func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func(pid uint32, file string)) {
+// side takes in one side record.
+func (rec *Recording) side(r *sideRecord) {
 	if r.pid != ^uint32(0) {
-		recorded[r.pid] = true
+		rec.recorded[r.pid] = true
 	}
 	switch r.typ {
 	case RecordMMAP, RecordMMAP2:
 		exec := r.prot&4 != 0 || (r.typ == RecordMMAP && r.misc&(1<<13) == 0)
 		base := filepath.Base(r.name)
 		if strings.HasPrefix(base, "jit-") && strings.HasSuffix(base, ".dump") {
-			jitDump(r.pid, r.name)
+			if m := (jitMMap{r.pid, r.name}); !rec.jitSeen[m] && len(rec.jitMMaps) < maxJITDumps {
+				rec.jitSeen[m] = true
+				rec.jitMMaps = append(rec.jitMMaps, m)
+			}
 			return
 		}
 		if !exec || r.len == 0 {
 			return
 		}
-		mm := &mmapping{start: r.addr, limit: r.addr + r.len, offset: r.pgoff, file: r.name, buildID: r.buildID}
+		mm := &mmapping{start: r.addr, limit: r.addr + r.len, offset: r.pgoff, file: rec.names.string(r.name), buildID: r.buildID}
 		if r.pid == ^uint32(0) { // the kernel and its modules
 			if sym, ok := strings.CutPrefix(r.name, "[kernel.kallsyms]"); ok {
 				mm.file, mm.offset = "[kernel.kallsyms]", 0
@@ -154,19 +174,20 @@ func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func
 					rec.refSym, rec.refAddr = sym, r.pgoff
 				}
 			}
-			rec.kernel = append(rec.kernel, mm)
+			rec.kernel, _ = rec.addMapping(r.pid, rec.kernel, mm)
 			return
 		}
 		if perfmap.Anonymous(r.name) {
 			mm.file = ""
 		}
-		rec.procs[r.pid] = append(rec.procs[r.pid], mm)
+		if rec.procs[r.pid], mm = rec.addMapping(r.pid, rec.procs[r.pid], mm); mm == nil {
+			return
+		}
 		if _, ok := rec.image[r.pid]; !ok && isExecutable(mm.file) {
 			rec.image[r.pid] = mm
 		}
 	case RecordComm:
-		rec.comm[r.tid] = r.name
-		rec.commAt[r.tid] = append(rec.commAt[r.tid], timedComm{r.time, r.name})
+		rec.addComm(r.tid, r.time, rec.names.index(r.name), true)
 		if r.exec && r.pid == r.tid {
 			delete(rec.image, r.pid) // the next executable mapped is the new image's
 		}
@@ -176,8 +197,14 @@ func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func
 		}
 		// The new thread has its parent's command until it sets its own
 		// (threads name themselves after they start).
-		if c := cmp.Or(rec.comm[r.ptid], rec.comm[r.ppid]); c != "" && r.tid != r.ptid {
-			rec.commAt[r.tid] = append(rec.commAt[r.tid], timedComm{r.time, c})
+		if r.tid == r.ptid {
+			break
+		}
+		for _, from := range []uint32{r.ptid, r.ppid} {
+			if th, ok := rec.threads[from]; ok && th.last != noName {
+				rec.addComm(r.tid, r.time, th.last, false)
+				break
+			}
 		}
 	}
 }
@@ -232,10 +259,29 @@ func find(list []*mmapping, addr uint64) *mmapping {
 // commAtTime returns the command of thread tid (of process pid) at time
 // t.
 func (rec *Recording) commAtTime(pid, tid uint32, t uint64) string {
-	if c := commOf(rec.commAt[tid], rec.comm[tid], t); c != "" {
+	if c := rec.commOf(tid, t); c != "" {
 		return c
 	}
-	return commOf(rec.commAt[pid], rec.comm[pid], t)
+	return rec.commOf(pid, t)
+}
+
+// commOf returns the command of thread tid at time t (see commOf).
+func (rec *Recording) commOf(tid uint32, t uint64) string {
+	lo, _ := slices.BinarySearchFunc(rec.commAt, tid, func(c timedComm, tid uint32) int { return cmp.Compare(c.tid, tid) })
+	hi := lo
+	for hi < len(rec.commAt) && rec.commAt[hi].tid == tid {
+		hi++
+	}
+	return commOf(rec.commAt[lo:hi], rec.lastComm(tid), t, &rec.names)
+}
+
+// lastComm returns the last command thread tid had by a COMM record of
+// its own, "" if none.
+func (rec *Recording) lastComm(tid uint32) string {
+	if th, ok := rec.threads[tid]; ok && th.last != noName {
+		return rec.names.name(th.last)
+	}
+	return ""
 }
 
 // mainImage returns the mapping of the executable of the process with the
@@ -265,8 +311,9 @@ func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
 
 // A timedComm is a command a thread had from a time on.
 type timedComm struct {
+	tid  uint32
+	comm uint32 // in Recording.names
 	time uint64
-	comm string
 }
 
 // commOf returns the command a thread had at time t, by its commands
@@ -274,9 +321,9 @@ type timedComm struct {
 // command, samples without times). A process forked without exec has
 // no COMM record of its own, only the command it had from its parent
 // (see Recording.side): that one.
-func commOf(cs []timedComm, last string, t uint64) string {
+func commOf(cs []timedComm, last string, t uint64, names *interner) string {
 	if last == "" && len(cs) > 0 && (len(cs) < 2 || t == 0) {
-		return cs[len(cs)-1].comm
+		return names.name(cs[len(cs)-1].comm)
 	}
 	if len(cs) < 2 || t == 0 {
 		return last
@@ -287,7 +334,7 @@ func commOf(cs []timedComm, last string, t uint64) string {
 		}
 		return 1
 	})
-	return cs[max(i-1, 0)].comm
+	return names.name(cs[max(i-1, 0)].comm)
 }
 
 // isExecutable reports whether the mapped file is an executable's: not a
