@@ -142,6 +142,9 @@ type converter struct {
 	pids         map[uint32]int             // samples by process
 	first, final uint64                     // the samples' first and last times
 	nsamples     int
+	threads      map[uint64]bool // pid<<32|tid of the threads whose samples are labeled
+	deepSamples  int             // samples whose stacks were cut to maxFrames
+	unlabeled    int             // samples past maxThreads, not labeled
 
 	// Buffers reused from sample to sample.
 	adds    []eventAdd
@@ -168,7 +171,7 @@ func newConverter(rec *Recording, opts Options) *converter {
 		noted: map[string]bool{}, mappings: map[*mmapping]*profile.Mapping{}, locs: map[locKey]*profile.Location{}, funcs: map[string]*profile.Function{},
 		byPID: map[uint32]map[uint64]*profile.Location{}, replayed: map[[3]uint64]*profile.Location{},
 		replayFuncs: map[[3]string]*profile.Function{}, same: map[string]*profile.Sample{},
-		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}}
+		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}, threads: map[uint64]bool{}}
 	c.last.pid = ^uint32(0)
 	// The kernel's symbols are read while the sample types are set up.
 	kallsymsDone := make(chan struct{})
@@ -231,7 +234,7 @@ func (c *converter) sampleTypes() {
 	c.index = map[*Attr]int{}
 	for i, a := range c.events {
 		c.index[a] = i
-		name := a.Name
+		name := safename.Escape(a.Name) // pipe mode's event names are the recording's
 		if name == "" {
 			name = eventName(a.Type, a.Config, i)
 		}
@@ -313,7 +316,8 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 		return m
 	}
 	p := c.p
-	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
+	// The file's name is the recording's: reports print it as it is.
+	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: safename.Escape(mm.file)}
 	c.mappings[mm] = m
 	if id := mm.buildID; id != nil {
 		m.BuildID = fmt.Sprintf("%x", id)
@@ -321,7 +325,7 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 		m.BuildID = fmt.Sprintf("%x", id)
 	}
 	if c.opts.Warm != nil && !quiet && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
-		c.opts.Warm.Warm(mm.file)
+		c.opts.Warm.Warm(m.File)
 	}
 	if mm.file == "[kernel.kallsyms]" {
 		m.KernelRelocationSymbol = "_text"
@@ -358,6 +362,7 @@ func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
 		}
 	}
 	if name != "" {
+		name = safename.Escape(name) // from a symbol table of the recording's (perf's copy of the kernel's or the vDSO's)
 		fn := c.funcs[name]
 		if fn == nil {
 			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
@@ -373,11 +378,16 @@ func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
 
 // location is newLocation, looked up first by pid and address: a
 // sample's frames are all of one pid, and a map with integer keys is the
-// fast kind.
+// fast kind. The first maxThreads processes get such a map; the others
+// (a recording of many short-lived processes) are looked up the slow way.
 func (c *converter) location(pid uint32, addr uint64) *profile.Location {
 	if pid != c.last.pid || c.last.locs == nil {
 		c.last.locs = c.byPID[pid]
 		if c.last.locs == nil {
+			if len(c.byPID) >= maxThreads {
+				c.last.pid = ^uint32(0)
+				return c.newLocation(pid, addr)
+			}
 			c.last.locs = map[uint64]*profile.Location{}
 			c.byPID[pid] = c.last.locs
 		}
@@ -499,6 +509,7 @@ func (c *converter) stackOf(r *Record) []*profile.Location {
 	if len(frames) == 0 {
 		frames = []uint64{r.IP}
 	}
+	frames = c.capFrames(frames)
 	exact := true
 	for _, ip := range frames {
 		if IsContextMarker(ip) {
@@ -527,8 +538,12 @@ func (c *converter) stackOf(r *Record) []*profile.Location {
 // of the recording.
 func (c *converter) addSample(r *Record, stack []*profile.Location, adds []eventAdd) {
 	comm := c.rec.commAtTime(r.PID, r.TID, r.Time)
-	key := binary.LittleEndian.AppendUint32(c.key[:0], r.PID)
-	key = binary.LittleEndian.AppendUint32(key, r.TID)
+	labeled := c.labeled(r.PID, r.TID)
+	key := c.key[:0]
+	if labeled {
+		key = binary.LittleEndian.AppendUint32(key, r.PID)
+		key = binary.LittleEndian.AppendUint32(key, r.TID)
+	}
 	key = append(append(key, comm...), 0)
 	for _, l := range stack {
 		key = binary.LittleEndian.AppendUint64(key, l.ID)
@@ -546,10 +561,12 @@ func (c *converter) addSample(r *Record, stack []*profile.Location, adds []event
 		vals[2*a.event]++
 		vals[2*a.event+1] += a.value
 	}
-	s := &profile.Sample{Location: slices.Clone(stack), Value: vals,
-		NumLabel: map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}}
+	s := &profile.Sample{Location: slices.Clone(stack), Value: vals}
+	if labeled {
+		s.NumLabel = map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}
+	}
 	if comm != "" {
-		s.Label = map[string][]string{"comm": {comm}}
+		s.Label = map[string][]string{"comm": {safename.Escape(comm)}}
 	}
 	c.same[string(key)] = s
 	c.p.Sample = append(c.p.Sample, s)
@@ -566,6 +583,7 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 	} else if err != nil {
 		return nil, nil, err
 	}
+	c.noteLimits()
 	if damaged != nil {
 		if c.nsamples == 0 {
 			return nil, nil, damaged
@@ -587,11 +605,7 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 	if c.final > c.first {
 		p.DurationNanos = int64(c.final - c.first)
 	}
-	for pid := range c.pids {
-		if m := c.rec.proc.PerfMap(pid, c.rec.lastComm(pid)); m != "" {
-			c.conv.JITFiles = append(c.conv.JITFiles, m)
-		}
-	}
+	c.perfMaps()
 	slices.Sort(c.conv.JITFiles)
 	if len(p.Mapping) == 0 {
 		p.Mapping = []*profile.Mapping{{ID: 1}}

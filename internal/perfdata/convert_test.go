@@ -25,7 +25,7 @@ func cpuClock(monotonic bool) Attr {
 // synthetic returns the recording of the side records side, with events
 // attrs.
 func synthetic(attrs []Attr, side ...sideRecord) *Recording {
-	f := &File{Name: "synthetic.data", Attrs: attrs, BuildIDs: map[string][]byte{}, byID: map[uint64]*Attr{}}
+	f := &File{Name: "x.data", Attrs: attrs, BuildIDs: map[string][]byte{}, byID: map[uint64]*Attr{}}
 	for i := range f.Attrs {
 		for _, id := range f.Attrs[i].IDs {
 			f.byID[id] = &f.Attrs[i]

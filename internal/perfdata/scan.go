@@ -34,6 +34,7 @@ type Recording struct {
 
 	procs  map[uint32][]*mmapping // executable mappings by pid, sorted by start
 	parent map[uint32]uint32      // of each process forked, by pid
+	up     map[uint32]uint32      // of each process forked, the nearest it forked from that has mappings, or ^0 (see link)
 	// Commands: each thread's, by tid, the last and how many it had;
 	// and each it had from when, sorted by tid and then time (exec
 	// changes a process's, sh -c 'exec java ...', prctl a thread's).
@@ -138,6 +139,7 @@ func (rec *Recording) done() {
 		}
 	}
 	rec.jitMMaps = nil
+	rec.link()
 	for _, list := range rec.procs {
 		// A later mapping at the same place replaces an earlier one.
 		slices.SortStableFunc(list, func(a, b *mmapping) int { return cmp.Compare(a.start, b.start) })
@@ -233,13 +235,46 @@ func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
 		if mm := find(rec.procs[pid], addr); mm != nil {
 			return mm
 		}
-		pp, ok := rec.parent[pid]
-		if !ok || pp == pid {
+		pp, ok := rec.up[pid]
+		if !ok || pp == ^uint32(0) {
 			break
 		}
 		pid = pp
 	}
 	return nil
+}
+
+// link sets rec.up: for each process forked, the nearest process it
+// forked from (itself not) that has mappings, or none (^0), so that
+// lookup skips the ones between (a chain of thousands of processes
+// forked from each other, which never mapped anything of their own).
+// Each process is walked once.
+func (rec *Recording) link() {
+	rec.up = make(map[uint32]uint32, len(rec.parent))
+	var chain []uint32
+	for pid := range rec.parent {
+		chain = chain[:0]
+		found := ^uint32(0)
+		for p := pid; len(chain) < 1<<16; {
+			if up, ok := rec.up[p]; ok {
+				found = up
+				break
+			}
+			chain = append(chain, p)
+			pp, has := rec.parent[p]
+			if !has || pp == p {
+				break
+			}
+			if len(rec.procs[pp]) > 0 {
+				found = pp
+				break
+			}
+			p = pp
+		}
+		for _, p := range chain {
+			rec.up[p] = found
+		}
+	}
 }
 
 // find returns the mapping of list (sorted by start) that holds addr: of
@@ -290,15 +325,23 @@ func (rec *Recording) lastComm(tid uint32) string {
 // though its time is in libjvm.so and JIT code; python3, not the shell
 // that started it.
 func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
-	byCount := slices.Collect(maps.Keys(pids))
-	slices.SortFunc(byCount, func(a, b uint32) int {
-		return cmp.Or(cmp.Compare(pids[b], pids[a]), cmp.Compare(a, b))
-	})
-	for _, pid := range byCount {
-		for hops := 0; hops < 64; hops++ {
+	type counted struct {
+		pid uint32
+		n   int
+	}
+	byCount := make([]counted, 0, len(pids))
+	for pid, n := range pids {
+		byCount = append(byCount, counted{pid, n})
+	}
+	slices.SortFunc(byCount, func(a, b counted) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.pid, b.pid)) })
+	walked := map[uint32]bool{} // processes without an image, whose ancestors were walked
+	for _, c := range byCount {
+		pid := c.pid
+		for hops := 0; hops < 64 && !walked[pid]; hops++ {
 			if mm := rec.image[pid]; mm != nil {
 				return mm
 			}
+			walked[pid] = true
 			pp, ok := rec.parent[pid]
 			if !ok || pp == pid {
 				break
@@ -307,6 +350,22 @@ func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
 		}
 	}
 	return nil
+}
+
+// jitProcess reports whether process pid, or one it forked from, had
+// executable anonymous memory: JIT code, which its perf map would name.
+func (rec *Recording) jitProcess(pid uint32) bool {
+	for hops := 0; hops < 64; hops++ {
+		if slices.ContainsFunc(rec.procs[pid], func(mm *mmapping) bool { return mm.file == "" }) {
+			return true
+		}
+		pp, ok := rec.up[pid]
+		if !ok || pp == ^uint32(0) {
+			break
+		}
+		pid = pp
+	}
+	return false
 }
 
 // A timedComm is a command a thread had from a time on.
