@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -194,7 +195,7 @@ func sourcesOf(set *jprofile.ObjectSet, dirs, files []string, src string) []stri
 	var used []string
 	for _, f := range files {
 		if abs, err := filepath.Abs(f); err == nil && slices.ContainsFunc(set.Objects, func(o *jprofile.Object) bool { return o.Path == abs }) {
-			used = append(used, f)
+			used = append(used, safename.String(f))
 		}
 	}
 	if len(used) > 0 {
@@ -337,7 +338,7 @@ func (j *jitStage) hintAnonymous(p *profile.Profile, src string) {
 		if entries, err := os.ReadDir(dir); err == nil {
 			for _, e := range entries {
 				if sub := filepath.Join(dir, e.Name()); e.IsDir() && jprofile.HasObjects(sub) {
-					msg += fmt.Sprintf(" (%s holds JIT files: -jit_dir=%s)", sub, sub)
+					msg += fmt.Sprintf(" (%s holds JIT files: -jit_dir=%s)", safename.String(sub), safename.String(sub))
 					break
 				}
 			}

@@ -113,7 +113,7 @@ func frameAt(f Frame, lines []jitdump.Line, addr uint64) Frame {
 		// script's (a few characters of something else): V8 code keeps
 		// the script from its name, with the entry's line.
 		if f.File == "" {
-			f.File = l.File
+			f.File = safename.Escape(l.File)
 		}
 		f.Line, f.StartLine = l.Line, start
 		if start == 0 {
@@ -165,7 +165,7 @@ func (d *jitDumpData) list() []Code {
 	if d.codeList == nil {
 		d.codeList = make([]Code, len(d.d.Code))
 		for i, c := range d.d.Code {
-			d.codeList[i] = Code{Name: c.Name, Addr: c.Addr, Size: c.Size}
+			d.codeList[i] = Code{Name: safename.Escape(c.Name), Addr: c.Addr, Size: c.Size}
 		}
 	}
 	return d.codeList

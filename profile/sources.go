@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // A Kind is the kind of file a JIT object is read from: the three JIT
@@ -227,8 +228,11 @@ var phpName = regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
 // names are split (see [NameFrame]); PHP's name the function the code
 // is of, or a trace starts in, so that a function's traces add up to one
 // row, as V8's tiers do (PHP names no file, and the line a trace starts
-// on is not the function's). Others are the function's name whole.
+// on is not the function's). Others are the function's name whole. A
+// name with characters that are not printable has them escaped (see
+// safename.Escape): reports print names as they are.
 func NameFrame(name string) Frame {
+	name = safename.Escape(name) // reports print names as they are
 	if fn, file, line, ok := splitV8Name(name); ok {
 		return Frame{Func: fn, File: file, Line: line, StartLine: line}
 	}
