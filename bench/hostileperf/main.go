@@ -46,7 +46,8 @@ func main() {
 		{"mmap-flood", "perf.data", func() []byte { return perftest.SideFlood("mmap", n(800_000)) }},
 		{"deep-stacks", "perf.data", func() []byte { return perftest.DeepStacks(n(768), 8180) }},
 		{"process-tree", "perf.data", func() []byte { return perftest.ProcessTree(n(600_000)) }},
-		{"perfmap-12M", "jit/perf-42.map", func() []byte { return perftest.PerfMap(n(12_000_000)) }},
+		{"perfmap-12M", "jit/perf-42.map", func() []byte { return perftest.PerfMap(n(12_000_000), 16) }},
+		{"perfmap-gaps", "jit/perf-42.map", func() []byte { return perftest.PerfMap(n(12_000_000), 8) }},
 		{"jitdump-2.5M", "jit/jit-42.dump", func() []byte { return perftest.JITDump(42, n(2_500_000)) }},
 	}
 	only := map[string]bool{}

@@ -142,12 +142,13 @@ func AliasedIDs(attrs, n int) []byte {
 	return b
 }
 
-// PerfMap returns a perf map of n distinct entries, 16 bytes apart.
-func PerfMap(n int) []byte {
+// PerfMap returns a perf map of n distinct entries of size bytes, 16
+// bytes apart (size 16: one range; less: n ranges).
+func PerfMap(n int, size int) []byte {
 	var b bytes.Buffer
 	b.Write(GoodMap())
 	for i := range n {
-		fmt.Fprintf(&b, "%x 10 f%d\n", 0x10000000+uint64(i)*16, i)
+		fmt.Fprintf(&b, "%x %x f%d\n", 0x10000000+uint64(i)*16, size, i)
 	}
 	return b.Bytes()
 }
