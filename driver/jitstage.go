@@ -47,7 +47,7 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		ui:         ui,
 		flags:      flags,
 		jf:         jf,
-		live:       &liveSnapshot{pid: jf.pid, ui: ui},
+		live:       &liveSnapshot{pid: jf.pid, anyOwner: jf.anyOwner, ui: ui},
 		cache:      cache,
 		progressAt: time.Second,
 		stderrTTY:  isTerminal(os.Stderr),
@@ -64,8 +64,11 @@ func (j *jitStage) close() {
 }
 
 // checkFlags refuses JIT flag values that cannot be honoured (see
-// jitFlags.check).
-func (j *jitStage) checkFlags() error { return j.jf.check() }
+// jitFlags.check), and has the cache read what -jit_any_owner allows.
+func (j *jitStage) checkFlags() error {
+	j.cache.SetAnyOwner(*j.jf.anyOwner)
+	return j.jf.check()
+}
 
 // warnOnce prints msg unless it was printed already in this run.
 func (j *jitStage) warnOnce(msg string) {

@@ -7,22 +7,18 @@ import (
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/jitdump"
-	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
-// loadJITDump reads a jitdump file's final state into an Object.
-func loadJITDump(path string) (*Object, error) {
-	f, err := regfile.Open(path)
+// loadJITDump reads a jitdump file's final state into an Object: the
+// file as it is when opened.
+func loadJITDump(path string, o loadOptions) (*Object, error) {
+	f, size, err := openSource(path, o)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, &ObjectError{File: path, Err: err}
-	}
-	d, err := jitdump.Read(f, st.Size(), path)
+	d, err := jitdump.Read(f, size, path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}

@@ -12,8 +12,8 @@ import (
 // loadPerfMap reads a perf map's ranges into an Object: the file as it
 // is when opened (a runtime may be appending to it), if it is a regular
 // file and not mostly the holes of a sparse file.
-func loadPerfMap(path string) (*Object, error) {
-	f, size, err := openSource(path)
+func loadPerfMap(path string, o loadOptions) (*Object, error) {
+	f, size, err := openSource(path, o)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}

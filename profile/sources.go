@@ -60,8 +60,13 @@ type Source interface {
 	Group(names []string) [][]string
 	// Load reads an object from its files (paths, as Group grouped
 	// them): the code ranges it claims, in Object.Sections, and what it
-	// needs to answer for them. A [Cache] calls it once per object.
+	// needs to answer for them. A [Cache] calls it once per object. A
+	// perf map or jitdump owned by another user than the one pprof runs
+	// as, or root, is refused with a *NotOwnedError, as perf refuses it
+	// (see [Cache.SetAnyOwner]).
 	Load(files []string) (*Object, error)
+	// load is Load, with o.
+	load(files []string, o loadOptions) (*Object, error)
 
 	// own reports whether a file called name is an object's own file,
 	// the one its mapping is named after (NAME.elf, not NAME.meta).
@@ -138,10 +143,13 @@ var perfMapFiles = singleFiles{"perf-", ".map"}
 func (perfMaps) Kind() Kind                           { return PerfMap }
 func (perfMaps) Match(name string) bool               { return perfMapFiles.Match(name) }
 func (perfMaps) Group(names []string) [][]string      { return perfMapFiles.group(names) }
-func (perfMaps) Load(files []string) (*Object, error) { return loadPerfMap(files[0]) }
-func (perfMaps) own(name string) bool                 { return perfMapFiles.Match(name) }
-func (perfMaps) rank() int                            { return 2 }
-func (perfMaps) exact() bool                          { return false }
+func (perfMaps) Load(files []string) (*Object, error) { return loadPerfMap(files[0], loadOptions{}) }
+func (perfMaps) load(files []string, o loadOptions) (*Object, error) {
+	return loadPerfMap(files[0], o)
+}
+func (perfMaps) own(name string) bool { return perfMapFiles.Match(name) }
+func (perfMaps) rank() int            { return 2 }
+func (perfMaps) exact() bool          { return false }
 
 // jitDumps are jit-PID.dump files.
 type jitDumps struct{}
@@ -151,10 +159,13 @@ var jitDumpFiles = singleFiles{"jit-", ".dump"}
 func (jitDumps) Kind() Kind                           { return JITDump }
 func (jitDumps) Match(name string) bool               { return jitDumpFiles.Match(name) }
 func (jitDumps) Group(names []string) [][]string      { return jitDumpFiles.group(names) }
-func (jitDumps) Load(files []string) (*Object, error) { return loadJITDump(files[0]) }
-func (jitDumps) own(name string) bool                 { return jitDumpFiles.Match(name) }
-func (jitDumps) rank() int                            { return 1 }
-func (jitDumps) exact() bool                          { return false }
+func (jitDumps) Load(files []string) (*Object, error) { return loadJITDump(files[0], loadOptions{}) }
+func (jitDumps) load(files []string, o loadOptions) (*Object, error) {
+	return loadJITDump(files[0], o)
+}
+func (jitDumps) own(name string) bool { return jitDumpFiles.Match(name) }
+func (jitDumps) rank() int            { return 1 }
+func (jitDumps) exact() bool          { return false }
 
 // A Frame is one source-level frame of an address of a JIT object; the
 // fields mean what they mean in pprof's driver.Frame.

@@ -155,7 +155,7 @@ func PerfMap(n int, size int) []byte {
 
 // JITDump returns a jitdump of process pid with n CODE_LOAD records of
 // 16 bytes of code each, one after the other, after one of GoodFunc at
-// GoodAddr.
+// GoodAddr, as long as GoodMap's.
 func JITDump(pid uint32, n int) []byte {
 	var b []byte
 	b = le.AppendUint32(b, 0x4A695444)
@@ -166,8 +166,8 @@ func JITDump(pid uint32, n int) []byte {
 	b = le.AppendUint32(b, pid)
 	b = le.AppendUint64(b, 1)
 	b = le.AppendUint64(b, 0)
-	load := func(i int, addr uint64, name string) {
-		size := 16 + 40 + len(name) + 1 + 16
+	load := func(i int, addr uint64, name string, code int) {
+		size := 16 + 40 + len(name) + 1 + code
 		b = le.AppendUint32(b, 0) // CODE_LOAD
 		b = le.AppendUint32(b, uint32(size))
 		b = le.AppendUint64(b, uint64(2+i))
@@ -175,15 +175,15 @@ func JITDump(pid uint32, n int) []byte {
 		b = le.AppendUint32(b, pid)
 		b = le.AppendUint64(b, addr)
 		b = le.AppendUint64(b, addr)
-		b = le.AppendUint64(b, 16)
+		b = le.AppendUint64(b, uint64(code))
 		b = le.AppendUint64(b, uint64(i))
 		b = append(b, name...)
 		b = append(b, 0)
-		b = append(b, bytes.Repeat([]byte{0xc3}, 16)...)
+		b = append(b, bytes.Repeat([]byte{0xc3}, code)...)
 	}
-	load(0, GoodAddr, GoodFunc)
+	load(0, GoodAddr, GoodFunc, 0x1000)
 	for i := 1; i <= n; i++ {
-		load(i, 0x10000000+uint64(i)*16, fmt.Sprintf("f%d", i))
+		load(i, 0x10000000+uint64(i)*16, fmt.Sprintf("f%d", i), 16)
 	}
 	return b
 }
