@@ -103,6 +103,11 @@ type Options struct {
 // filters, ...) in package state, starting each call from the settings
 // the previous call left: a program that calls PProf more than once
 // should set on each command line the settings it depends on.
+//
+// While -jit_pid's snapshot of a process's JIT files exists (a temporary
+// directory), PProf handles SIGINT and SIGTERM: it removes the snapshot,
+// then ends the process with the signal, as if unhandled. The -http
+// server, which serves until it is killed, leaves nothing behind so.
 func PProf(o *Options) error {
 	r := newRun(o)
 	defer r.close()
