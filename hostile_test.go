@@ -49,7 +49,6 @@ type hostileCase struct {
 // real objects' JIT functions), or, for a broken profile, a clean error.
 func TestHostileCorpus(t *testing.T) {
 	mr := mcjitRuns(t)[0]
-	timeTool := "/usr/bin/time"
 	if _, err := os.Stat(timeTool); err != nil {
 		testenv.Missing(t, timeTool, "apt-get install time")
 	}
@@ -297,31 +296,7 @@ func TestHostileCorpus(t *testing.T) {
 					inputBytes = min(inputBytes, n)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			// Through GNU time: a process forked from this (large) test
-			// binary would report the test's own peak RSS, which Linux
-			// carries across exec.
-			rssFile := filepath.Join(t.TempDir(), "rss")
-			cmd := exec.CommandContext(ctx, timeTool, "-f", "%M", "-o", rssFile, os.Args[0], "-top", "-jit_dir", jit, prof)
-			cmd.Dir, cmd.Env = dir, append(append(cleanEnv(t), runAsPProf+"=1"), mr.env()...)
-			start := time.Now()
-			r := run(cmd)
-			elapsed := time.Since(start)
-			if ctx.Err() != nil {
-				t.Fatalf("did not end within 10 s")
-			}
-			rss := int64(0)
-			if b, err := os.ReadFile(rssFile); err == nil {
-				fields := strings.Fields(string(b))
-				if len(fields) > 0 {
-					kb, _ := strconv.ParseInt(fields[len(fields)-1], 10, 64)
-					rss = kb << 10
-				}
-			}
-			if rss == 0 {
-				t.Fatalf("no peak RSS from %s", timeTool)
-			}
+			r, rss, elapsed := runMeasured(t, dir, mr.env(), 10*time.Second, "-top", "-jit_dir", jit, prof)
 			limit := max(256<<20, 4*inputBytes)
 			if tc.maxRSS != 0 {
 				limit = tc.maxRSS
@@ -356,4 +331,41 @@ func TestHostileCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases; worst time %v, worst peak RSS %d MiB", len(cases), worstTime.Round(time.Millisecond), worstRSS>>20)
+}
+
+// timeTool measures the peak RSS of the hostile corpus's pprof runs.
+const timeTool = "/usr/bin/time"
+
+// runMeasured runs pprof with args in dir, with env added to a clean
+// environment, through GNU time, and returns what it printed, its peak
+// RSS and how long it took; it fails t if pprof does not end within
+// limit.
+func runMeasured(t *testing.T, dir string, env []string, limit time.Duration, args ...string) (result, int64, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	// Through GNU time: a process forked from this (large) test
+	// binary would report the test's own peak RSS, which Linux
+	// carries across exec.
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.CommandContext(ctx, timeTool, append([]string{"-f", "%M", "-o", rssFile, os.Args[0]}, args...)...)
+	cmd.Dir, cmd.Env = dir, append(append(cleanEnv(t), runAsPProf+"=1"), env...)
+	start := time.Now()
+	r := run(cmd)
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		t.Fatalf("did not end within %v", limit)
+	}
+	rss := int64(0)
+	if b, err := os.ReadFile(rssFile); err == nil {
+		fields := strings.Fields(string(b))
+		if len(fields) > 0 {
+			kb, _ := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+			rss = kb << 10
+		}
+	}
+	if rss == 0 {
+		t.Fatalf("no peak RSS from %s", timeTool)
+	}
+	return r, rss, elapsed
 }
