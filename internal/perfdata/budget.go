@@ -22,7 +22,7 @@ func (f *File) SetBudget(b Budget) { f.budget, f.budgetStep = b, budgetStep }
 // allow takes from the budget what the stream name needs to reach pos
 // bytes decompressed, beyond what it took before.
 func (f *File) allow(name string, pos int64) error {
-	if f.budget == nil {
+	if f.budget == nil || name == f.granted.name && pos <= f.granted.pos {
 		return nil
 	}
 	if f.decoded == nil {
@@ -34,5 +34,6 @@ func (f *File) allow(name string, pos int64) error {
 		}
 		f.decoded[name] += f.budgetStep
 	}
+	f.granted.name, f.granted.pos = name, f.decoded[name]
 	return nil
 }

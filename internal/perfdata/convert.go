@@ -142,7 +142,10 @@ type converter struct {
 	pids         map[uint32]int             // samples by process
 	first, final uint64                     // the samples' first and last times
 	nsamples     int
+	ancestry     ancestry        // of the processes sampled
+	comms        commCache       // of the thread last sampled
 	threads      map[uint64]bool // pid<<32|tid of the threads whose samples are labeled
+	lastThread   uint64          // the last of them asked about, ^0 for none
 	deepSamples  int             // samples whose stacks were cut to maxFrames
 	unlabeled    int             // samples past maxThreads, not labeled
 
@@ -173,6 +176,8 @@ func newConverter(rec *Recording, opts Options) *converter {
 		replayFuncs: map[[3]string]*profile.Function{}, same: map[string]*profile.Sample{},
 		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}, threads: map[uint64]bool{}}
 	c.last.pid = ^uint32(0)
+	c.lastThread = ^uint64(0)
+	c.ancestry.rec = rec
 	// The kernel's symbols are read while the sample types are set up.
 	kallsymsDone := make(chan struct{})
 	var ks *kallsyms
@@ -191,7 +196,7 @@ func newConverter(rec *Recording, opts Options) *converter {
 	if opts.JIT != nil && c.f.unwound() {
 		jit = newJITTables(opts.JIT)
 	}
-	c.unw = newUnwinder(c.f, finder, rec.lookup, jit, c.note)
+	c.unw = newUnwinder(c.f, finder, c.lookup, jit, c.note)
 	for _, n := range rec.notes {
 		c.note(n)
 	}
@@ -341,7 +346,7 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 // first asked: in the mapping the process had there, named here if the
 // kernel's or the vDSO's.
 func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
-	mm := c.rec.lookup(pid, addr)
+	mm := c.lookup(pid, addr)
 	var m *profile.Mapping
 	if mm != nil {
 		m = c.mappingOf(mm, false)
@@ -374,6 +379,12 @@ func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
 	c.locs[k] = l
 	p.Location = append(p.Location, l)
 	return l
+}
+
+// lookup returns the mapping of process pid that holds addr (see
+// Recording.lookup).
+func (c *converter) lookup(pid uint32, addr uint64) *mmapping {
+	return c.rec.lookup(&c.ancestry, pid, addr)
 }
 
 // location is newLocation, looked up first by pid and address: a
@@ -409,7 +420,7 @@ func (c *converter) replayedLocation(pid uint32, addr, t uint64) *profile.Locati
 	if c.replay == nil || addr >= 1<<63 {
 		return nil
 	}
-	if mm := c.rec.lookup(pid, addr); mm == nil || mm.file != "" {
+	if mm := c.lookup(pid, addr); mm == nil || mm.file != "" {
 		return nil // JIT code lives in anonymous memory
 	}
 	fr, key, ok := c.replay.CodeAt(pid, addr, t)
@@ -537,7 +548,7 @@ func (c *converter) stackOf(r *Record) []*profile.Location {
 // added, so that memory grows with the distinct stacks, not the length
 // of the recording.
 func (c *converter) addSample(r *Record, stack []*profile.Location, adds []eventAdd) {
-	comm := c.rec.commAtTime(r.PID, r.TID, r.Time)
+	comm := c.rec.commAtTime(&c.comms, r.PID, r.TID, r.Time)
 	labeled := c.labeled(r.PID, r.TID)
 	key := c.key[:0]
 	if labeled {

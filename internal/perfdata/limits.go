@@ -45,7 +45,8 @@ func (c *converter) capFrames(frames []uint64) []uint64 {
 // pid and tid labels: those of the first maxThreads threads sampled.
 func (c *converter) labeled(pid, tid uint32) bool {
 	k := uint64(pid)<<32 | uint64(tid)
-	if c.threads[k] {
+	if k == c.lastThread || c.threads[k] {
+		c.lastThread = k
 		return true
 	}
 	if len(c.threads) >= maxThreads {
@@ -72,7 +73,7 @@ func (c *converter) noteLimits() {
 func (c *converter) perfMaps() {
 	looked := 0
 	for _, pid := range slices.Sorted(maps.Keys(c.pids)) {
-		if !c.rec.jitProcess(pid) {
+		if !c.rec.jitProcess(&c.ancestry, pid) {
 			continue
 		}
 		if looked++; looked > maxPerfMaps {

@@ -137,6 +137,10 @@ type File struct {
 	budget         Budget           // of what -z records decompress to; nil for none
 	budgetStep     int64            // what is taken from it at a time
 	decoded        map[string]int64 // of each stream, what the budget gave (budget.go)
+	granted        struct {         // the last stream allowed, and how far
+		name string
+		pos  int64
+	}
 }
 
 // A FormatError reports a malformed perf.data file.

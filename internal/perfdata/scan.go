@@ -34,7 +34,6 @@ type Recording struct {
 
 	procs  map[uint32][]*mmapping // executable mappings by pid, sorted by start
 	parent map[uint32]uint32      // of each process forked, by pid
-	up     map[uint32]uint32      // of each process forked, the nearest it forked from that has mappings, or ^0 (see link)
 	// Commands: each thread's, by tid, the last and how many it had;
 	// and each it had from when, sorted by tid and then time (exec
 	// changes a process's, sh -c 'exec java ...', prctl a thread's).
@@ -139,7 +138,6 @@ func (rec *Recording) done() {
 		}
 	}
 	rec.jitMMaps = nil
-	rec.link()
 	for _, list := range rec.procs {
 		// A later mapping at the same place replaces an earlier one.
 		slices.SortStableFunc(list, func(a, b *mmapping) int { return cmp.Compare(a.start, b.start) })
@@ -226,8 +224,8 @@ func (rec *Recording) AnonymousCode() bool {
 
 // lookup returns the mapping of process pid (or of the process it forked
 // from, if it has none there) that holds addr; kernel addresses are the
-// kernel's.
-func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
+// kernel's. a remembers the processes walked.
+func (rec *Recording) lookup(a *ancestry, pid uint32, addr uint64) *mmapping {
 	if addr >= 1<<63 {
 		return find(rec.kernel, addr)
 	}
@@ -235,8 +233,8 @@ func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
 		if mm := find(rec.procs[pid], addr); mm != nil {
 			return mm
 		}
-		pp, ok := rec.up[pid]
-		if !ok || pp == ^uint32(0) {
+		pp, ok := a.up(pid)
+		if !ok {
 			break
 		}
 		pid = pp
@@ -244,37 +242,48 @@ func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
 	return nil
 }
 
-// link sets rec.up: for each process forked, the nearest process it
-// forked from (itself not) that has mappings, or none (^0), so that
-// lookup skips the ones between (a chain of thousands of processes
-// forked from each other, which never mapped anything of their own).
-// Each process is walked once.
-func (rec *Recording) link() {
-	rec.up = make(map[uint32]uint32, len(rec.parent))
-	var chain []uint32
-	for pid := range rec.parent {
-		chain = chain[:0]
-		found := ^uint32(0)
-		for p := pid; len(chain) < 1<<16; {
-			if up, ok := rec.up[p]; ok {
-				found = up
-				break
-			}
-			chain = append(chain, p)
-			pp, has := rec.parent[p]
-			if !has || pp == p {
-				break
-			}
-			if len(rec.procs[pp]) > 0 {
-				found = pp
-				break
-			}
-			p = pp
-		}
-		for _, p := range chain {
-			rec.up[p] = found
-		}
+// An ancestry finds the processes a process forked from that have
+// mappings, skipping those between (a chain of thousands of processes
+// forked from each other, which never mapped anything of their own),
+// each process walked once. The zero ancestry of a Recording is ready.
+type ancestry struct {
+	rec   *Recording
+	near  map[uint32]uint32 // by pid: the nearest it forked from with mappings, or ^0
+	chain []uint32
+}
+
+// up returns the nearest process pid forked from (itself not) that has
+// mappings, if any.
+func (a *ancestry) up(pid uint32) (uint32, bool) {
+	if a.near == nil {
+		a.near = map[uint32]uint32{}
 	}
+	if v, ok := a.near[pid]; ok {
+		return v, v != ^uint32(0)
+	}
+	rec := a.rec
+	a.chain = a.chain[:0]
+	found := ^uint32(0)
+	for p := pid; len(a.chain) < 1<<16; {
+		a.chain = append(a.chain, p)
+		pp, has := rec.parent[p]
+		if !has || pp == p {
+			break
+		}
+		if len(rec.procs[pp]) > 0 {
+			found = pp
+			break
+		}
+		if v, ok := a.near[pp]; ok {
+			found = v
+			break
+		}
+		p = pp
+	}
+	for _, p := range a.chain {
+		a.near[p] = found
+	}
+	return found, found != ^uint32(0)
 }
 
 // find returns the mapping of list (sorted by start) that holds addr: of
@@ -292,22 +301,34 @@ func find(list []*mmapping, addr uint64) *mmapping {
 }
 
 // commAtTime returns the command of thread tid (of process pid) at time
-// t.
-func (rec *Recording) commAtTime(pid, tid uint32, t uint64) string {
-	if c := rec.commOf(tid, t); c != "" {
+// t; cc remembers the last thread's commands.
+func (rec *Recording) commAtTime(cc *commCache, pid, tid uint32, t uint64) string {
+	if cc.pid != pid || cc.tid != tid || !cc.ok {
+		*cc = commCache{pid: pid, tid: tid, ok: true, tidCS: rec.commsOf(tid), pidCS: rec.commsOf(pid),
+			tidLast: rec.lastComm(tid), pidLast: rec.lastComm(pid)}
+	}
+	if c := commOf(cc.tidCS, cc.tidLast, t, &rec.names); c != "" {
 		return c
 	}
-	return rec.commOf(pid, t)
+	return commOf(cc.pidCS, cc.pidLast, t, &rec.names)
 }
 
-// commOf returns the command of thread tid at time t (see commOf).
-func (rec *Recording) commOf(tid uint32, t uint64) string {
+// A commCache holds the commands of the thread a sample was last of.
+type commCache struct {
+	pid, tid         uint32
+	ok               bool
+	tidCS, pidCS     []timedComm
+	tidLast, pidLast string
+}
+
+// commsOf returns the commands thread tid had, in time order.
+func (rec *Recording) commsOf(tid uint32) []timedComm {
 	lo, _ := slices.BinarySearchFunc(rec.commAt, tid, func(c timedComm, tid uint32) int { return cmp.Compare(c.tid, tid) })
 	hi := lo
 	for hi < len(rec.commAt) && rec.commAt[hi].tid == tid {
 		hi++
 	}
-	return commOf(rec.commAt[lo:hi], rec.lastComm(tid), t, &rec.names)
+	return rec.commAt[lo:hi]
 }
 
 // lastComm returns the last command thread tid had by a COMM record of
@@ -354,13 +375,13 @@ func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
 
 // jitProcess reports whether process pid, or one it forked from, had
 // executable anonymous memory: JIT code, which its perf map would name.
-func (rec *Recording) jitProcess(pid uint32) bool {
+func (rec *Recording) jitProcess(a *ancestry, pid uint32) bool {
 	for hops := 0; hops < 64; hops++ {
 		if slices.ContainsFunc(rec.procs[pid], func(mm *mmapping) bool { return mm.file == "" }) {
 			return true
 		}
-		pp, ok := rec.up[pid]
-		if !ok || pp == ^uint32(0) {
+		pp, ok := a.up(pid)
+		if !ok {
 			break
 		}
 		pid = pp

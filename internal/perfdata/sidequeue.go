@@ -57,6 +57,15 @@ type queued struct {
 // record takes in one record of the recording.
 func (sq *sideQueue) record(r *Record) bool {
 	rec := sq.rec
+	switch r.Type {
+	case RecordMMAP, RecordMMAP2, RecordComm, RecordFork:
+	case RecordFinishedRound:
+		sq.flush(sq.lastTime)
+		sq.lastTime = sq.maxTime
+		return true
+	default:
+		return true
+	}
 	e := queued{time: r.Time, pid: r.PID, tid: r.TID, misc: r.Misc, typ: uint8(r.Type)}
 	switch r.Type {
 	case RecordMMAP, RecordMMAP2:
@@ -66,12 +75,6 @@ func (sq *sideQueue) record(r *Record) bool {
 		e.a, e.exec = rec.names.index(r.Comm), r.Exec
 	case RecordFork:
 		e.a, e.b = r.PPID, r.PTID
-	case RecordFinishedRound:
-		sq.flush(sq.lastTime)
-		sq.lastTime = sq.maxTime
-		return true
-	default:
-		return true
 	}
 	sq.maxTime = max(sq.maxTime, r.Time)
 	sq.q = append(sq.q, e)

@@ -129,7 +129,7 @@ func TestSideRecordLimits(t *testing.T) {
 	if !slices.Equal(rec.notes, want) {
 		t.Errorf("notes %q, want %q", rec.notes, want)
 	}
-	if got := rec.commAtTime(12, 13, uint64(maxComms-1)); got != fmt.Sprint((maxComms-1)%2) {
+	if got := rec.commAtTime(&commCache{}, 12, 13, uint64(maxComms-1)); got != fmt.Sprint((maxComms-1)%2) {
 		t.Errorf("command at the last change kept: %q", got)
 	}
 }
