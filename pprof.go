@@ -1,11 +1,11 @@
 // Command pprof is jitpprof: Google's pprof, with JIT-compiled code
 // symbolized. It reads and writes everything upstream pprof does (and
 // perf.data itself), takes the same flags, and adds: -jit_dir,
-// -jit_symbolizer and -jit_pid (JIT sources: LLVM dumps, perf maps,
-// jitdumps, a live process), -objtool (in-process object tool or
-// binutils), -max_profile_mb (the decompressed-profile limit), -folded
-// (-collapsed), -flamegraph and -flamegraph_title. See the README and
-// doc/guide.md.
+// -jit_symbolizer, -jit_pid and -jit_any_owner (JIT sources: LLVM dumps,
+// perf maps, jitdumps, a live process), -objtool (in-process object tool
+// or binutils), -max_profile_mb and -max_perf_mb (the decompressed-profile
+// and perf.data limits), -folded (-collapsed), -flamegraph and
+// -flamegraph_title. See the README and doc/guide.md.
 package main
 
 import (

@@ -13,8 +13,9 @@
 //     addresses in JIT code are attached to one mapping per JIT object,
 //     which is then symbolized in process (see -jit_symbolizer).
 //   - Flagset: adds jitpprof's flags (-jit_dir, -jit_symbolizer,
-//     -jit_pid, -objtool, -max_profile_mb, -folded and -collapsed,
-//     -flamegraph, -flamegraph_title) and reads upstream's -symbolize.
+//     -jit_pid, -jit_any_owner, -objtool, -max_profile_mb, -max_perf_mb,
+//     -folded and -collapsed, -flamegraph, -flamegraph_title) and reads
+//     upstream's -symbolize.
 //   - Obj: jitpprof's in-process object tool (package
 //     internal/objtool), unless the caller gives one or -objtool=binutils
 //     asks for upstream's.
