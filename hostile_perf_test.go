@@ -163,6 +163,17 @@ func TestHostilePerf(t *testing.T) {
 			wantOut: append(escaped, `[\x1b[2Jevil.so]`, `\x1b]2;title\a`)},
 		{name: "control characters in names -peek", args: []string{"-peek", "."}, unnamed: true, wantOut: escaped},
 		{name: "control characters in names -list", args: []string{"-list", "evil"}, unnamed: true},
+		{name: "control characters in a jitdump's path", write: func(t *testing.T, dir string) {
+			dump := filepath.Join(dir, "j\x1b[2Jd", "jit-42.dump")
+			write(t, dump, perftest.JITDump(42, 0))
+			r := &perftest.Recording{}
+			r.Add(perftest.Comm(42, 42, 1, "good", true), perftest.MMAP2(42, 2, perftest.GoodAddr, 0x1000, 0, "//anon"),
+				perftest.MMAP2(42, 2, 0x20000000, 0x1000, 0, dump))
+			for i := range 8 {
+				r.Add(perftest.Sample(42, 42, uint64(10+i), 1000000, perftest.GoodAddr+0x10))
+			}
+			write(t, filepath.Join(dir, "perf.data"), r.Bytes())
+		}, args: []string{"-traces"}, wantErr: []string{`names ("DIR/j\x1b[2Jd/jit-42.dump")`}},
 		{name: "perf record --threads: 4000 links to one file", write: withMap(func(t *testing.T, dir string) {
 			threads := filepath.Join(dir, "perf.data")
 			write(t, filepath.Join(threads, "data"), good)
