@@ -91,7 +91,7 @@ func TestHostilePerf(t *testing.T) {
 		{name: "recording shorter than its header", write: withMap(recording(good[:100])), wantFail: true,
 			wantErr: []string{"DIR/perf.data: too short to be a perf.data file (100 bytes; the header alone is 104)\n"}},
 		{name: "compressed flood of one MMAP record", write: withMap(recording(mmapFlood)),
-			wantErr: []string{fmt.Sprintf("DIR/perf.data: in the records compressed (perf record -z), at byte "),
+			wantErr: []string{"DIR/perf.data: in the records compressed (perf record -z), at byte ",
 				fmt.Sprintf("decompresses to more than %d bytes, 4096 times the file's size", 64<<20+4096*int64(len(mmapFlood)-(len(good)-dataOff-dataN)))}},
 		{name: "compressed flood past -max_perf_mb", write: withMap(recording(mmapFlood)), args: []string{"-top", "-max_perf_mb=16"},
 			wantErr: []string{"DIR/perf.data: in the records compressed (perf record -z), at byte ",
