@@ -1,13 +1,14 @@
 // Command pprof is jitpprof: Google's pprof, with JIT-compiled code
 // symbolized. It reads and writes everything upstream pprof does (and
 // perf.data itself), takes the same flags, and adds: -jit_dir,
-// -jit_symbolizer and -jit_pid (JIT sources: LLVM dumps, perf maps,
-// jitdumps, a live process), -objtool (in-process object tool or
-// binutils), -max_profile_mb (the decompressed-profile limit), -folded
-// (-collapsed), -flamegraph and -flamegraph_title, and -record, which
-// records a command or running processes (Linux perf events, in
-// process) and reports on the recording. See the README and
-// doc/guide.md.
+// -jit_symbolizer, -jit_pid and -jit_any_owner (JIT sources: LLVM dumps,
+// perf maps, jitdumps, a live process), -objtool and -asm_syntax (the
+// in-process object tool or binutils, and its disassembly's syntax),
+// -max_profile_mb, -max_perf_mb and -max_debug_mb (limits on what inputs
+// decompress to), -folded (-collapsed), -flamegraph and
+// -flamegraph_title, and -record, which records a command or running
+// processes (Linux perf events, in process) and reports on the
+// recording. See the README and doc/guide.md.
 package main
 
 import (

@@ -13,8 +13,10 @@
 //     addresses in JIT code are attached to one mapping per JIT object,
 //     which is then symbolized in process (see -jit_symbolizer).
 //   - Flagset: adds jitpprof's flags (-jit_dir, -jit_symbolizer,
-//     -jit_pid, -objtool, -asm_syntax, -max_profile_mb, -folded and -collapsed,
-//     -flamegraph, -flamegraph_title) and reads upstream's -symbolize.
+//     -jit_pid, -jit_any_owner, -objtool, -asm_syntax, -max_profile_mb,
+//     -max_perf_mb, -max_debug_mb, -folded and -collapsed, -flamegraph,
+//     -flamegraph_title, -record and its flags) and reads upstream's
+//     -symbolize.
 //   - Obj: jitpprof's in-process object tool (package
 //     internal/objtool), unless the caller gives one or -objtool=binutils
 //     asks for upstream's.
@@ -104,6 +106,11 @@ type Options struct {
 // filters, ...) in package state, starting each call from the settings
 // the previous call left: a program that calls PProf more than once
 // should set on each command line the settings it depends on.
+//
+// While -jit_pid's snapshot of a process's JIT files exists (a temporary
+// directory), PProf handles SIGINT and SIGTERM: it removes the snapshot,
+// then ends the process with the signal, as if unhandled. The -http
+// server, which serves until it is killed, leaves nothing behind so.
 func PProf(o *Options) error {
 	r := newRun(o)
 	defer r.close()
@@ -180,6 +187,8 @@ func newRun(o *Options) *run {
 	r.flags.AddExtraUsage(objtoolUsage)
 	r.defineObjtoolFlags()
 	r.maxProfileMB = r.flags.Int("max_profile_mb", jprofile.DefaultMaxDecompressed>>20, "The most a gzipped profile may decompress to, in MiB")
+	r.perfBudget = &runBudget{flag: "max_perf_mb", def: defaultMaxPerfMB, what: "perf.data records decompressed (perf record -z)",
+		mb: r.flags.Int("max_perf_mb", defaultMaxPerfMB, "The most the perf.data recordings of the run may decompress to (perf record -z), in MiB")}
 	r.flags.AddExtraUsage(limitsUsage)
 	r.flags.check = func() error {
 		if modeErr != nil {
@@ -210,8 +219,9 @@ type run struct {
 	tool      *objtool.Tool   // jitpprof's object tool, nil if not used
 	subst     substitutes     // files read from perf's build-ID cache
 
-	maxProfileMB *int // -max_profile_mb
-	maxDebugMB   *int // -max_debug_mb
+	maxProfileMB *int       // -max_profile_mb
+	maxDebugMB   *int       // -max_debug_mb
+	perfBudget   *runBudget // -max_perf_mb
 
 	warmMu sync.Mutex
 	warmed map[string]bool // files given to the object tool's Warm

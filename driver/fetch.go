@@ -8,9 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -199,132 +197,12 @@ func isPerfFile(path string) bool {
 	return err == nil && (string(head) == perfdata.Magic || string(head) == "2ELIFREP")
 }
 
-// threadDataFiles returns the per-thread files of the perf record
-// --threads directory dir, data.0, data.1, ..., in their order.
-func threadDataFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	type numbered struct {
-		n    int
-		name string
-	}
-	var files []numbered
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "data.")
-		if n, err := strconv.Atoi(rest); ok && err == nil && n >= 0 {
-			files = append(files, numbered{n, filepath.Join(dir, e.Name())})
-		}
-	}
-	slices.SortFunc(files, func(a, b numbered) int { return a.n - b.n })
-	var out []string
-	for _, f := range files {
-		out = append(out, f.name)
-	}
-	return out, nil
-}
-
-// readPerfData reads a perf.data recording in process (package
-// perfdata; upstream runs perf_to_profile, which Linux distributions do
-// not package) and runs the JIT stage on it, with the jitdump files the
-// recorded processes mapped and their perf maps, if they are still here.
-func (f *fetcher) readPerfData(path string) (*profile.Profile, error) {
-	header := path
-	var threads []string // perf record --threads: a directory
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		header = filepath.Join(path, "data")
-		if threads, err = threadDataFiles(path); err != nil {
-			return nil, err
-		}
-	}
-	var files []*os.File
-	defer func() {
-		for _, fd := range files {
-			fd.Close()
-		}
-	}()
-	open := func(name string) (*os.File, int64, error) {
-		fd, err := regfile.Open(name)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %v", name, err)
-		}
-		files = append(files, fd)
-		st, err := fd.Stat()
-		if err != nil {
-			return nil, 0, err
-		}
-		return fd, st.Size(), nil
-	}
-	fd, size, err := open(header)
-	if err != nil {
-		return nil, err
-	}
-	pf, err := perfdata.Open(fd, size, header)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range threads {
-		fd, size, err := open(name)
-		if err != nil {
-			return nil, err
-		}
-		pf.AddThreadData(fd, size, name)
-	}
-	release := ""
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		release = strings.TrimSpace(string(b))
-	}
-	// The recording's processes, their mappings and the JIT files they
-	// wrote; the JIT objects of those that ran JIT code, which the
-	// conversion unwinds stacks through and replays moved code with, are
-	// read into the run's cache, from which the JIT stage then names the
-	// code.
-	rec, err := pf.Scan("/proc")
-	if err != nil {
-		return nil, err
-	}
-	recorded := path == f.run.recordPath // this run's -record
-	if recorded {
-		f.run.tidyRecording(path, rec.JITDumps, nil)
-	}
-	j := f.run.jit
-	var jit perfdata.JITCode
-	if rec.AnonymousCode() {
-		dirs, files := j.find.perfSources(rec.JITDumps, rec.PIDs, path)
-		if set := j.load(dirs, files); set != nil {
-			jit = set
-		}
-	}
-	// perf's build-ID cache, where perf record leaves a copy of each
-	// file it sampled: --call-graph dwarf unwinds through them.
-	buildIDDir := f.buildIDDir()
-	p, conv, err := rec.Profile(perfdata.Options{Kallsyms: "/proc/kallsyms", KernelRelease: release,
-		BuildIDDir: buildIDDir, JIT: jit, Warm: warmer{f.run}})
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range conv.Notes {
-		j.warnOnce(path + ": " + n)
-	}
-	f.run.useBuildIDCache(p, path, buildIDDir)
-	if recorded {
-		f.run.tidyRecording(path, nil, conv.JITFiles) // the perf maps, kept with it
-	}
-	jitDirs, jitFiles := j.find.perfSources(conv.JITFiles, conv.PIDs, path)
-	j.extendPerf(p, path, jitDirs, jitFiles)
-	return p, nil
-}
-
-// warmer has the object tool start on each file a recording's samples
-// are in, while the rest are read (see run.warm).
-type warmer struct{ r *run }
-
-func (w warmer) Warm(file string) { w.r.warm(file) }
-
 const limitsUsage = `  Limits (jitpprof):
     -max_profile_mb       The most a gzipped profile may decompress to, in MiB
-                          (default 128): a few KiB of gzip can claim GiBs.`
+                          (default 128): a few KiB of gzip can claim GiBs.
+    -max_perf_mb          The most the perf.data recordings of the run may
+                          decompress to (perf record -z), in MiB (default 4096);
+                          the records past it are not read.`
 
 // maxDecompressed returns the -max_profile_mb limit in bytes.
 func (r *run) maxDecompressed() int64 {

@@ -41,12 +41,16 @@ func TestIsPerfFile(t *testing.T) {
 			t.Errorf("isPerfFile(%s) = %v, want %v", filepath.Base(tc.path), got, tc.want)
 		}
 	}
-	got, err := threadDataFiles(threads)
+	files, notes, err := threadDataFiles(threads)
+	var got []string
+	for _, f := range files {
+		got = append(got, f.name)
+	}
 	want := []string{"data.0", "data.2", "data.10"}
 	for i := range want {
 		want[i] = filepath.Join(threads, want[i])
 	}
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("threadDataFiles = %q, %v; want %q", got, err, want)
+	if err != nil || !slices.Equal(got, want) || len(notes) > 0 {
+		t.Errorf("threadDataFiles = %q, %q, %v; want %q", got, notes, err, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jitpprof/pprof/internal/safename"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -138,7 +139,7 @@ func (f *jitFinder) perfSources(files []string, pids []uint32, local string) (di
 			}
 			if _, err := os.Stat(beside); err != nil {
 				f.warn(fmt.Sprintf("%s: the recording's JIT file %s is gone, and not beside the recording: "+
-					"its code stays unsymbolized (copy the file next to %s, or pass -jit_dir)", local, file, filepath.Base(local)))
+					"its code stays unsymbolized (copy the file next to %s, or pass -jit_dir)", local, safename.String(file), filepath.Base(local)))
 				continue
 			}
 			file = beside

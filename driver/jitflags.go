@@ -26,22 +26,27 @@ const jitUsage = `  JIT code (jitpprof):
                           to pprof's symbolizer and its object tool; see
                           -objtool)
     -jit_pid              Snapshot the JIT objects of this live process through
-                          the GDB JIT interface (as jitsnap does) and use them`
+                          the GDB JIT interface (as jitsnap does) and use them
+    -jit_any_owner        Use perf maps and jitdumps whoever owns them. By
+                          default, as perf does, those neither you nor root
+                          own are not used: anyone can write /tmp/perf-PID.map.`
 
 // jitFlags are the JIT stage's flags.
 type jitFlags struct {
-	dir *[]*string // -jit_dir, each occurrence
-	sym *string    // -jit_symbolizer
-	pid *int       // -jit_pid
+	dir      *[]*string // -jit_dir, each occurrence
+	sym      *string    // -jit_symbolizer
+	pid      *int       // -jit_pid
+	anyOwner *bool      // -jit_any_owner
 }
 
 // defineJITFlags defines the JIT flags on flags.
 func defineJITFlags(flags *flagRecorder) jitFlags {
 	flags.AddExtraUsage(jitUsage)
 	return jitFlags{
-		dir: flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf [+ NAME.meta], perf-*.map, jit-*.dump)"),
-		sym: flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
-		pid: flags.Int("jit_pid", 0, "Snapshot the JIT objects of this live process and use them"),
+		dir:      flags.StringList("jit_dir", "", "Directories holding JIT objects (NAME.elf [+ NAME.meta], perf-*.map, jit-*.dump)"),
+		sym:      flags.String("jit_symbolizer", jitSymInProcess, "How JIT objects are symbolized: inprocess or binutils"),
+		pid:      flags.Int("jit_pid", 0, "Snapshot the JIT objects of this live process and use them"),
+		anyOwner: flags.Bool("jit_any_owner", false, "Use perf maps and jitdumps that neither you nor root own"),
 	}
 }
 

@@ -3,24 +3,29 @@ package driver
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/jitsnap"
+	"github.com/jitpprof/pprof/internal/safename"
+	jprofile "github.com/jitpprof/pprof/profile"
 )
 
 // A liveSnapshot is -jit_pid's copy of the JIT files of a live process,
 // taken once per run into a temporary directory removed when the run
-// ends: the JIT file its runtime wrote for perf (a jitdump, else a perf
-// map: V8, the JVM, .NET, ...), then its LLVM JIT objects through the
-// GDB JIT interface; either is enough.
+// ends, by SIGINT or SIGTERM too (see tempDirs): the JIT file its
+// runtime wrote for perf (a jitdump, else a perf map: V8, the JVM, .NET,
+// ...), then its LLVM JIT objects through the GDB JIT interface; either
+// is enough.
 type liveSnapshot struct {
-	pid *int // -jit_pid; 0 for none
-	ui  UI
+	pid      *int  // -jit_pid; 0 for none
+	anyOwner *bool // -jit_any_owner
+	ui       UI
 
-	once   sync.Once
-	snap   string // the directory, "" if none was taken
-	remove func() // removes it
+	once sync.Once
+	snap string   // the directory, "" if none was taken
+	temp tempDirs // removes it, on a signal too
 }
 
 // dir takes the snapshot, once, and returns its directory, or "" without
@@ -40,20 +45,34 @@ func (s *liveSnapshot) take() {
 		s.ui.PrintErr("-jit_pid: ", err)
 		return
 	}
+	s.temp.add(dir)
 	from, perfErr := jitsnap.CopyPerfFiles(pid, dir)
+	if from != "" && !*s.anyOwner {
+		// The copy is pprof's own: the original's owner is checked, as
+		// the cache checks the files it reads.
+		if st, err := os.Stat(from); err == nil {
+			if err := jprofile.OwnerError(st); err != nil {
+				os.Remove(filepath.Join(dir, copiedName(from, pid)))
+				s.ui.PrintErr(fmt.Sprintf("-jit_pid: %s: %v", safename.String(from), err))
+				from, perfErr = "", nil // said
+			}
+		}
+	}
 	if from != "" {
 		what := "perf map"
 		if strings.HasSuffix(from, ".dump") {
 			what = "jitdump"
 		}
-		defer s.ui.Print(fmt.Sprintf("-jit_pid: %s of process %d copied from %s", what, pid, from))
+		defer s.ui.Print(fmt.Sprintf("-jit_pid: %s of process %d copied from %s", what, pid, safename.String(from)))
 	}
 	res, err := jitsnap.Snapshot(pid, dir)
 	switch {
 	case err != nil && from == "":
-		os.RemoveAll(dir)
+		s.temp.close()
 		s.ui.PrintErr("-jit_pid: ", err)
-		s.ui.PrintErr("-jit_pid: ", perfErr)
+		if perfErr != nil {
+			s.ui.PrintErr("-jit_pid: ", perfErr)
+		}
 		return
 	case err == nil:
 		for _, skipped := range res.Skipped {
@@ -62,7 +81,6 @@ func (s *liveSnapshot) take() {
 		s.ui.Print(fmt.Sprintf("-jit_pid: %d JIT objects copied from process %d", len(res.Written)+len(res.Unchanged), pid))
 	}
 	s.snap = dir
-	s.remove = func() { os.RemoveAll(dir) }
 }
 
 // close removes the snapshot's directory.
@@ -71,7 +89,14 @@ func (s *liveSnapshot) close() {
 		return
 	}
 	s.once.Do(func() {}) // none taken from now on
-	if s.remove != nil {
-		s.remove()
+	s.temp.close()
+}
+
+// copiedName is the name jitsnap.CopyPerfFiles gives its copy of from,
+// the JIT file of process pid.
+func copiedName(from string, pid int) string {
+	if strings.HasSuffix(from, ".dump") {
+		return fmt.Sprintf("jit-%d.dump", pid)
 	}
+	return fmt.Sprintf("perf-%d.map", pid)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 	"github.com/jitpprof/pprof/internal/symbolizer"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
@@ -46,7 +47,7 @@ func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) 
 		ui:         ui,
 		flags:      flags,
 		jf:         jf,
-		live:       &liveSnapshot{pid: jf.pid, ui: ui},
+		live:       &liveSnapshot{pid: jf.pid, anyOwner: jf.anyOwner, ui: ui},
 		cache:      cache,
 		progressAt: time.Second,
 		stderrTTY:  isTerminal(os.Stderr),
@@ -63,8 +64,11 @@ func (j *jitStage) close() {
 }
 
 // checkFlags refuses JIT flag values that cannot be honoured (see
-// jitFlags.check).
-func (j *jitStage) checkFlags() error { return j.jf.check() }
+// jitFlags.check), and has the cache read what -jit_any_owner allows.
+func (j *jitStage) checkFlags() error {
+	j.cache.SetAnyOwner(*j.jf.anyOwner)
+	return j.jf.check()
+}
 
 // warnOnce prints msg unless it was printed already in this run.
 func (j *jitStage) warnOnce(msg string) {
@@ -194,7 +198,7 @@ func sourcesOf(set *jprofile.ObjectSet, dirs, files []string, src string) []stri
 	var used []string
 	for _, f := range files {
 		if abs, err := filepath.Abs(f); err == nil && slices.ContainsFunc(set.Objects, func(o *jprofile.Object) bool { return o.Path == abs }) {
-			used = append(used, f)
+			used = append(used, safename.String(f))
 		}
 	}
 	if len(used) > 0 {
@@ -337,7 +341,7 @@ func (j *jitStage) hintAnonymous(p *profile.Profile, src string) {
 		if entries, err := os.ReadDir(dir); err == nil {
 			for _, e := range entries {
 				if sub := filepath.Join(dir, e.Name()); e.IsDir() && jprofile.HasObjects(sub) {
-					msg += fmt.Sprintf(" (%s holds JIT files: -jit_dir=%s)", sub, sub)
+					msg += fmt.Sprintf(" (%s holds JIT files: -jit_dir=%s)", safename.String(sub), safename.String(sub))
 					break
 				}
 			}

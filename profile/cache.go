@@ -27,12 +27,20 @@ import (
 // safe for concurrent use; Close releases the files its objects keep
 // open.
 type Cache struct {
-	index   Indexer
-	objects oncemap.Map[string, loadedObject] // by the path of each object's own file
-	sets    oncemap.Map[string, loadedSet]    // by the directories and files asked for
-	reads   atomic.Int64
-	warming sync.WaitGroup
+	index    Indexer
+	objects  oncemap.Map[string, loadedObject] // by the path of each object's own file
+	sets     oncemap.Map[string, loadedSet]    // by the directories and files asked for
+	reads    atomic.Int64
+	warming  sync.WaitGroup
+	anyOwner atomic.Bool // see SetAnyOwner
 }
+
+// SetAnyOwner has the Cache read the perf maps and jitdumps of any owner
+// (any true), which by default it refuses, as perf does, unless the user
+// pprof runs as or root owns them: a perf map in /tmp names the code of
+// whichever process has its number, and anyone can write one there. It
+// applies to the objects read afterwards.
+func (c *Cache) SetAnyOwner(any bool) { c.anyOwner.Store(any) }
 
 // CacheOptions configure a Cache.
 type CacheOptions struct {
@@ -174,7 +182,7 @@ func (c *Cache) load(dirs, files []string) (*ObjectSet, []error) {
 func (c *Cache) object(g objectFiles) (*Object, error) {
 	lo, _ := c.objects.Get(g.files[0], func() loadedObject {
 		c.reads.Add(1)
-		obj, err := g.src.Load(g.files)
+		obj, err := g.src.load(g.files, loadOptions{anyOwner: c.anyOwner.Load()})
 		if err != nil {
 			return loadedObject{err: err}
 		}

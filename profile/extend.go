@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/perfmap"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // A JITMapping is the mapping Extend made for one JIT object, with the
@@ -41,7 +42,8 @@ type Result struct {
 // Then every location with an address in a section of objs and no
 // symbol information yet is attached to the mapping of that section's
 // object: one mapping per object, with Start 0, Limit ^uint64(0),
-// Offset 0 and File the object's absolute path, so that pprof computes a
+// Offset 0 and File the object's absolute path (its characters that are
+// not printable escaped), so that pprof computes a
 // base of 0 and hands the symbolizer absolute addresses. A location that
 // the profile already assigns to a file mapping (other than such a JIT
 // mapping) stays there and is counted in Result.Conflicts.
@@ -83,7 +85,9 @@ func Extend(p *profile.Profile, memoryMap []byte, objs *ObjectSet) (*Result, err
 			} else {
 				jm := byObject[obj]
 				if jm == nil {
-					jm = &JITMapping{Object: obj, Mapping: &profile.Mapping{Limit: ^uint64(0), File: obj.Path}}
+					// The path may come from a recording (a jitdump it
+					// names): reports print it as it is.
+					jm = &JITMapping{Object: obj, Mapping: &profile.Mapping{Limit: ^uint64(0), File: safename.Escape(obj.Path)}}
 					byObject[obj] = jm
 				}
 				l.Mapping = jm.Mapping

@@ -33,12 +33,19 @@ type ObjectSet struct {
 	replay replay       // see CodeAt
 }
 
-// indexEntry is one disjoint address range of the index.
+// indexEntry is one disjoint address range of the index: 24 bytes (a
+// perf map can have millions).
 type indexEntry struct {
 	start, limit uint64
-	obj          *Object
-	sec          int // index into obj.Sections
+	obj          uint32 // index into ObjectSet.Objects
+	sec          uint32 // index into its Sections
 }
+
+// objIndex gives the objects and sections index entries refer to.
+type objIndex []*Object
+
+func (o objIndex) object(e indexEntry) *Object  { return o[e.obj] }
+func (o objIndex) section(e indexEntry) Section { return o[e.obj].Sections[e.sec] }
 
 // NewObjectSet builds an ObjectSet over objs. The returned errors report
 // overlapping sections (one *ObjectError per overlapping pair of
@@ -58,7 +65,7 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 			if sec.Size == 0 {
 				continue
 			}
-			all = append(all, indexEntry{start: sec.Start, limit: sec.Limit(), obj: objs[oi], sec: si})
+			all = append(all, indexEntry{start: sec.Start, limit: sec.Limit(), obj: uint32(oi), sec: uint32(si)})
 		}
 	}
 	// Kinds rank by what they know: an LLVM dump (DWARF, exact
@@ -67,48 +74,57 @@ func NewObjectSet(objs []*Object) (*ObjectSet, []error) {
 	// addresses no better kind claims.
 	var errs []error
 	reported := map[[2]*Object]bool{}
+	ox := objIndex(objs)
 	report := func(winner, loser indexEntry) {
-		ws, ls := winner.obj.Sections[winner.sec], loser.obj.Sections[loser.sec]
-		if winner.obj.Kind != loser.obj.Kind && ws.Start == ls.Start && ws.Size == ls.Size {
+		ws, ls := ox.section(winner), ox.section(loser)
+		if ox.object(winner).Kind != ox.object(loser).Kind && ws.Start == ls.Start && ws.Size == ls.Size {
 			// The same code in two kinds of file: runtimes that write
 			// a jitdump can write a perf map too (V8 with --perf-prof
 			// and --perf-basic-prof, PHP's opcache.jit_debug).
 			return
 		}
-		if p := [2]*Object{winner.obj, loser.obj}; !reported[p] {
+		if p := [2]*Object{ox.object(winner), ox.object(loser)}; !reported[p] {
 			reported[p] = true
-			errs = append(errs, overlapError(winner, loser))
+			errs = append(errs, overlapError(ox, winner, loser))
 		}
 	}
-	buf := make([]indexEntry, 0, len(all)) // each kind's entries in turn
 	kinds := Sources()
 	slices.SortFunc(kinds, func(a, b Source) int { return cmp.Compare(a.rank(), b.rank()) })
-	for _, src := range kinds {
-		mine := buf[:0]
-		for _, e := range all {
-			if e.obj.Kind == src.Kind() {
-				mine = append(mine, e)
-			}
-		}
-		s.index = mergeIndex(s.index, subtract(disjoint(mine, report), s.index, report))
+	// The entries are sorted by kind, each kind's made disjoint in place:
+	// the index of one kind (mostly) is the entries themselves, with no
+	// copy (a perf map can have millions).
+	rank := map[Kind]int{}
+	for i, src := range kinds {
+		rank[src.Kind()] = i
 	}
+	slices.SortStableFunc(all, func(a, b indexEntry) int { return cmp.Compare(rank[objs[a.obj].Kind], rank[objs[b.obj].Kind]) })
+	for len(all) > 0 {
+		n := 1
+		for n < len(all) && objs[all[n].obj].Kind == objs[all[0].obj].Kind {
+			n++
+		}
+		mine := disjoint(all[:n:n], ox, report)
+		all = all[n:]
+		s.index = mergeIndex(s.index, subtract(mine, s.index, report))
+	}
+	s.index = slices.Clip(s.index)
 	return s, errs
 }
 
 // disjoint makes entries disjoint: sorted by start (objects by path, and
 // a stable sort keeps that order among sections starting at the same
 // address), each keeps only the bytes no entry before it claims.
-func disjoint(all []indexEntry, report func(winner, loser indexEntry)) []indexEntry {
+func disjoint(all []indexEntry, ox objIndex, report func(winner, loser indexEntry)) []indexEntry {
 	slices.SortStableFunc(all, func(a, b indexEntry) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
 		if a.obj == b.obj {
-			return cmp.Compare(a.obj.Sections[a.sec].Name, b.obj.Sections[b.sec].Name)
+			return cmp.Compare(ox.section(a).Name, ox.section(b).Name)
 		}
 		return 0
 	})
-	out := make([]indexEntry, 0, len(all))
+	out := all[:0] // each entry is kept, shortened or dropped: in place
 	var maxLimit uint64
 	var owner indexEntry // the entry that reaches maxLimit
 	for _, e := range all {
@@ -128,6 +144,9 @@ func disjoint(all []indexEntry, report func(winner, loser indexEntry)) []indexEn
 // subtract returns the parts of entries (disjoint, sorted) that no entry
 // of taken (disjoint, sorted) covers, reporting each overlap.
 func subtract(entries, taken []indexEntry, report func(winner, loser indexEntry)) []indexEntry {
+	if len(taken) == 0 {
+		return entries
+	}
 	out := make([]indexEntry, 0, len(entries)) // more only where taken splits entries
 	j := 0
 	for _, e := range entries {
@@ -172,8 +191,9 @@ func mergeIndex(a, b []indexEntry) []indexEntry {
 	return append(append(out, a...), b...)
 }
 
-func overlapError(winner, loser indexEntry) error {
-	ws, ls := winner.obj.Sections[winner.sec], loser.obj.Sections[loser.sec]
+func overlapError(ox objIndex, winner, loser indexEntry) error {
+	ws, ls := ox.section(winner), ox.section(loser)
+	wo, lo := ox.object(winner), ox.object(loser)
 	name := func(s Section) string {
 		if s.Name == "" {
 			return fmt.Sprintf("code [%#x, %#x)", s.Start, s.Limit())
@@ -181,18 +201,18 @@ func overlapError(winner, loser indexEntry) error {
 		return fmt.Sprintf("section %s [%#x, %#x)", safename.String(s.Name), s.Start, s.Limit())
 	}
 	where := name(ls) + " overlaps " + name(ws)
-	if winner.obj != loser.obj {
-		where += " of " + safename.String(winner.obj.Path)
+	if wo != lo {
+		where += " of " + safename.String(wo.Path)
 	}
 	rule := "the section starting lower wins, then the object whose path sorts first"
-	if winner.obj.Kind != loser.obj.Kind {
-		rule = fmt.Sprintf("a %v wins over a %v", winner.obj.Kind, loser.obj.Kind)
+	if wo.Kind != lo.Kind {
+		rule = fmt.Sprintf("a %v wins over a %v", wo.Kind, lo.Kind)
 	}
 	to := safename.String(ws.Name)
 	if ws.Name == "" {
-		to = "the code of " + safename.String(winner.obj.Path)
+		to = "the code of " + safename.String(wo.Path)
 	}
-	return &ObjectError{File: loser.obj.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s (%s)", where, to, rule)}
+	return &ObjectError{File: lo.Path, Err: fmt.Errorf("%s; the overlapping addresses are attributed to %s (%s)", where, to, rule)}
 }
 
 // CallFrameInfo returns the call frame information of the JIT code at pc
@@ -227,7 +247,7 @@ func (s *ObjectSet) Lookup(addr uint64) (*Object, Section) {
 	if addr >= e.limit {
 		return nil, Section{}
 	}
-	return e.obj, e.obj.Sections[e.sec]
+	return s.Objects[e.obj], s.Objects[e.obj].Sections[e.sec]
 }
 
 // Holding returns the objects that hold at least one of addrs, in the

@@ -7,22 +7,18 @@ import (
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/jitdump"
-	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
 )
 
-// loadJITDump reads a jitdump file's final state into an Object.
-func loadJITDump(path string) (*Object, error) {
-	f, err := regfile.Open(path)
+// loadJITDump reads a jitdump file's final state into an Object: the
+// file as it is when opened.
+func loadJITDump(path string, o loadOptions) (*Object, error) {
+	f, size, err := openSource(path, o)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, &ObjectError{File: path, Err: err}
-	}
-	d, err := jitdump.Read(f, st.Size(), path)
+	d, err := jitdump.Read(f, size, path)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
@@ -113,7 +109,7 @@ func frameAt(f Frame, lines []jitdump.Line, addr uint64) Frame {
 		// script's (a few characters of something else): V8 code keeps
 		// the script from its name, with the entry's line.
 		if f.File == "" {
-			f.File = l.File
+			f.File = safename.Escape(l.File)
 		}
 		f.Line, f.StartLine = l.Line, start
 		if start == 0 {
@@ -165,7 +161,7 @@ func (d *jitDumpData) list() []Code {
 	if d.codeList == nil {
 		d.codeList = make([]Code, len(d.d.Code))
 		for i, c := range d.d.Code {
-			d.codeList[i] = Code{Name: c.Name, Addr: c.Addr, Size: c.Size}
+			d.codeList[i] = Code{Name: safename.Escape(c.Name), Addr: c.Addr, Size: c.Size}
 		}
 	}
 	return d.codeList

@@ -73,18 +73,61 @@ func ParseLimitHint(data []byte, maxDecompressed int64, hint func(Hint)) (p *pro
 		}
 		return p, nil, nil
 	}
+	if p, m := parseWithoutMap(data); p != nil {
+		return p, m, nil
+	}
 	if p, err = profile.ParseData(data); err != nil {
 		return nil, nil, err
 	}
-	for _, l := range p.Location {
-		if len(l.Line) > 0 {
-			return p, nil, nil // Java
-		}
+	if java(p) {
+		return p, nil, nil
 	}
 	if m := legacyMemoryMap(data); m != nil {
 		return p, m, nil
 	}
 	return p, []byte{}, nil
+}
+
+// java reports whether p is a Java legacy profile, which comes
+// symbolized.
+func java(p *profile.Profile) bool {
+	for _, l := range p.Location {
+		if len(l.Line) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// parseWithoutMap parses legacy profile data that has a memory map
+// without it, and returns the map: Extend rebuilds the mappings from
+// it, so that upstream's parse of it (a million mappings took 6 s) and
+// the mappings it made would be thrown away. The profile is the one
+// ParseData gives, but for its mappings, which Extend replaces. It
+// returns nil when the data has no memory map, or one upstream could
+// not read, or is a Java profile, or does not parse without its map: the
+// caller then parses it whole, as before.
+func parseWithoutMap(data []byte) (*profile.Profile, []byte) {
+	m := legacyMemoryMap(data)
+	if len(m) == 0 {
+		return nil, nil
+	}
+	for rest := m; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if len(line) > maxMapsLine {
+			return nil, nil // upstream's error, from ParseData
+		}
+	}
+	p, err := profile.ParseData(data[:len(data)-len(m)])
+	if err != nil || java(p) {
+		return nil, nil
+	}
+	return p, m
 }
 
 // ErrTooLarge is wrapped by the error of a profile that decompresses to

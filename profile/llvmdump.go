@@ -54,10 +54,11 @@ func (s llvmDumps) Group(names []string) [][]string {
 	return out
 }
 
-func (llvmDumps) Load(files []string) (*Object, error) { return loadLLVMDump(files) }
-func (llvmDumps) own(name string) bool                 { return filepath.Ext(name) == elfExt }
-func (llvmDumps) rank() int                            { return 0 }
-func (llvmDumps) exact() bool                          { return true }
+func (llvmDumps) Load(files []string) (*Object, error)                { return loadLLVMDump(files) }
+func (llvmDumps) load(files []string, _ loadOptions) (*Object, error) { return loadLLVMDump(files) }
+func (llvmDumps) own(name string) bool                                { return filepath.Ext(name) == elfExt }
+func (llvmDumps) rank() int                                           { return 0 }
+func (llvmDumps) exact() bool                                         { return true }
 
 // loadLLVMDump reads one LLVM dump's section table from its ELF file
 // (files[0], unless only a .meta is there), and checks it against the

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bytes"
 	"cmp"
 	"regexp"
 	"slices"
@@ -29,7 +28,7 @@ import (
 // mapping holds; such addresses get the catch-all mapping instead, as
 // any other unmapped address does.
 func legacyMappings(memoryMap []byte) ([]*profile.Mapping, error) {
-	raw, err := profile.ParseProcMaps(bytes.NewReader(memoryMap))
+	raw, err := parseProcMaps(memoryMap)
 	if err != nil {
 		return nil, err
 	}

@@ -9,20 +9,30 @@ import (
 	"github.com/jitpprof/pprof/internal/regfile"
 )
 
-// loadPerfMap reads a perf map's ranges into an Object.
-func loadPerfMap(path string) (*Object, error) {
-	f, err := regfile.Open(path)
+// loadPerfMap reads a perf map's ranges into an Object: the file as it
+// is when opened (a runtime may be appending to it), if it is a regular
+// file and not mostly the holes of a sparse file.
+func loadPerfMap(path string, o loadOptions) (*Object, error) {
+	f, size, err := openSource(path, o)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
 	defer f.Close()
-	m, err := perfmap.Parse(f)
+	if err := notSparse(f, size); err != nil {
+		return nil, &ObjectError{File: path, Err: err}
+	}
+	m, err := perfmap.ParseAt(f, size)
 	if err != nil {
 		return nil, &ObjectError{File: path, Err: err}
 	}
 	obj := &Object{Kind: PerfMap, Path: path, data: &perfMapData{path: path, m: m, names: map[int64]Frame{}}}
-	for _, r := range m.Ranges() {
-		obj.Sections = append(obj.Sections, Section{Start: r[0], Size: r[1] - r[0]})
+	n := 0
+	for range m.All() {
+		n++
+	}
+	obj.Sections = make([]Section, 0, n)
+	for start, end := range m.All() {
+		obj.Sections = append(obj.Sections, Section{Start: start, Size: end - start})
 	}
 	st := m.Stats
 	if st.Malformed > 0 {

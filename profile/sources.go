@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 )
 
 // A Kind is the kind of file a JIT object is read from: the three JIT
@@ -59,8 +60,13 @@ type Source interface {
 	Group(names []string) [][]string
 	// Load reads an object from its files (paths, as Group grouped
 	// them): the code ranges it claims, in Object.Sections, and what it
-	// needs to answer for them. A [Cache] calls it once per object.
+	// needs to answer for them. A [Cache] calls it once per object. A
+	// perf map or jitdump owned by another user than the one pprof runs
+	// as, or root, is refused with a *NotOwnedError, as perf refuses it
+	// (see [Cache.SetAnyOwner]).
 	Load(files []string) (*Object, error)
+	// load is Load, with o.
+	load(files []string, o loadOptions) (*Object, error)
 
 	// own reports whether a file called name is an object's own file,
 	// the one its mapping is named after (NAME.elf, not NAME.meta).
@@ -137,10 +143,13 @@ var perfMapFiles = singleFiles{"perf-", ".map"}
 func (perfMaps) Kind() Kind                           { return PerfMap }
 func (perfMaps) Match(name string) bool               { return perfMapFiles.Match(name) }
 func (perfMaps) Group(names []string) [][]string      { return perfMapFiles.group(names) }
-func (perfMaps) Load(files []string) (*Object, error) { return loadPerfMap(files[0]) }
-func (perfMaps) own(name string) bool                 { return perfMapFiles.Match(name) }
-func (perfMaps) rank() int                            { return 2 }
-func (perfMaps) exact() bool                          { return false }
+func (perfMaps) Load(files []string) (*Object, error) { return loadPerfMap(files[0], loadOptions{}) }
+func (perfMaps) load(files []string, o loadOptions) (*Object, error) {
+	return loadPerfMap(files[0], o)
+}
+func (perfMaps) own(name string) bool { return perfMapFiles.Match(name) }
+func (perfMaps) rank() int            { return 2 }
+func (perfMaps) exact() bool          { return false }
 
 // jitDumps are jit-PID.dump files.
 type jitDumps struct{}
@@ -150,10 +159,13 @@ var jitDumpFiles = singleFiles{"jit-", ".dump"}
 func (jitDumps) Kind() Kind                           { return JITDump }
 func (jitDumps) Match(name string) bool               { return jitDumpFiles.Match(name) }
 func (jitDumps) Group(names []string) [][]string      { return jitDumpFiles.group(names) }
-func (jitDumps) Load(files []string) (*Object, error) { return loadJITDump(files[0]) }
-func (jitDumps) own(name string) bool                 { return jitDumpFiles.Match(name) }
-func (jitDumps) rank() int                            { return 1 }
-func (jitDumps) exact() bool                          { return false }
+func (jitDumps) Load(files []string) (*Object, error) { return loadJITDump(files[0], loadOptions{}) }
+func (jitDumps) load(files []string, o loadOptions) (*Object, error) {
+	return loadJITDump(files[0], o)
+}
+func (jitDumps) own(name string) bool { return jitDumpFiles.Match(name) }
+func (jitDumps) rank() int            { return 1 }
+func (jitDumps) exact() bool          { return false }
 
 // A Frame is one source-level frame of an address of a JIT object; the
 // fields mean what they mean in pprof's driver.Frame.
@@ -227,8 +239,11 @@ var phpName = regexp.MustCompile(`^(?:JIT\$([^$].*)|TRACE-\d+\$(.+)\$\d+)$`)
 // names are split (see [NameFrame]); PHP's name the function the code
 // is of, or a trace starts in, so that a function's traces add up to one
 // row, as V8's tiers do (PHP names no file, and the line a trace starts
-// on is not the function's). Others are the function's name whole.
+// on is not the function's). Others are the function's name whole. A
+// name with characters that are not printable has them escaped (see
+// safename.Escape): reports print names as they are.
 func NameFrame(name string) Frame {
+	name = safename.Escape(name) // reports print names as they are
 	if fn, file, line, ok := splitV8Name(name); ok {
 		return Frame{Func: fn, File: file, Line: line, StartLine: line}
 	}

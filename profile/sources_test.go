@@ -84,7 +84,8 @@ func TestSplitV8Name(t *testing.T) {
 
 // TestNameFrame: the frames of the code names of perf maps and jitdumps:
 // V8's split, PHP's named by their function (the names from PHP 8.2's
-// function and tracing JIT), others whole.
+// function and tracing JIT), others whole; what is not printable
+// escaped.
 func TestNameFrame(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -102,6 +103,9 @@ func TestNameFrame(t *testing.T) {
 		{"jit$$trace_exit_0", Frame{Func: "jit$$trace_exit_0"}},
 		{"TRACE-3$fib", Frame{Func: "TRACE-3$fib"}},
 		{"int App.hot(int[])", Frame{Func: "int App.hot(int[])"}},
+		// Characters that are not printable are escaped, V8's split after.
+		{"evil\x1b]0;pwned\x07", Frame{Func: `evil\x1b]0;pwned\a`}},
+		{"JS:*f\x1b[2J /a\x9b.js:3:1", Frame{Func: `f\x1b[2J`, File: `/a\x9b.js`, Line: 3, StartLine: 3}},
 	} {
 		if got := NameFrame(tc.name); got != tc.want {
 			t.Errorf("NameFrame(%q) = %+v, want %+v", tc.name, got, tc.want)

@@ -74,6 +74,9 @@ func writeProfile(t *testing.T, path string, p *profile.Profile) {
 	}
 }
 
+// timeTool measures the peak RSS of the hostile corpus's pprof runs.
+const timeTool = "/usr/bin/time"
+
 // measured is a pprof run through GNU time.
 type measured struct {
 	result
@@ -86,7 +89,6 @@ type measured struct {
 // for at most limit.
 func runMeasured(t *testing.T, dir string, env []string, limit time.Duration, args ...string) measured {
 	t.Helper()
-	timeTool := "/usr/bin/time"
 	if _, err := os.Stat(timeTool); err != nil {
 		testenv.Missing(t, timeTool, "apt-get install time")
 	}

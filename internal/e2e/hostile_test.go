@@ -3,16 +3,13 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,7 +46,6 @@ type hostileCase struct {
 // real objects' JIT functions), or, for a broken profile, a clean error.
 func TestHostileCorpus(t *testing.T) {
 	mr := mcjitRuns(t)[0]
-	timeTool := "/usr/bin/time"
 	if _, err := os.Stat(timeTool); err != nil {
 		testenv.Missing(t, timeTool, "apt-get install time")
 	}
@@ -297,31 +293,7 @@ func TestHostileCorpus(t *testing.T) {
 					inputBytes = min(inputBytes, n)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			// Through GNU time: a process forked from this (large) test
-			// binary would report the test's own peak RSS, which Linux
-			// carries across exec.
-			rssFile := filepath.Join(t.TempDir(), "rss")
-			cmd := exec.CommandContext(ctx, timeTool, "-f", "%M", "-o", rssFile, pprofBin, "-top", "-jit_dir", jit, prof)
-			cmd.Dir, cmd.Env = dir, append(cleanEnv(t), mr.env()...)
-			start := time.Now()
-			r := run(cmd)
-			elapsed := time.Since(start)
-			if ctx.Err() != nil {
-				t.Fatalf("did not end within 10 s")
-			}
-			rss := int64(0)
-			if b, err := os.ReadFile(rssFile); err == nil {
-				fields := strings.Fields(string(b))
-				if len(fields) > 0 {
-					kb, _ := strconv.ParseInt(fields[len(fields)-1], 10, 64)
-					rss = kb << 10
-				}
-			}
-			if rss == 0 {
-				t.Fatalf("no peak RSS from %s", timeTool)
-			}
+			r, rss, elapsed := measuredRun(t, dir, mr.env(), 10*time.Second, "-top", "-jit_dir", jit, prof)
 			limit := max(256<<20, 4*inputBytes)
 			if tc.maxRSS != 0 {
 				limit = tc.maxRSS
@@ -356,4 +328,19 @@ func TestHostileCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases; worst time %v, worst peak RSS %d MiB", len(cases), worstTime.Round(time.Millisecond), worstRSS>>20)
+}
+
+// measuredRun is runMeasured, failing t if pprof did not end within
+// limit or its peak RSS could not be read: what it printed, its peak RSS
+// and how long it took.
+func measuredRun(t *testing.T, dir string, env []string, limit time.Duration, args ...string) (result, int64, time.Duration) {
+	t.Helper()
+	m := runMeasured(t, dir, env, limit, args...)
+	if m.timeout {
+		t.Fatalf("did not end within %v", limit)
+	}
+	if m.rss == 0 {
+		t.Fatal("no peak RSS from /usr/bin/time")
+	}
+	return m.result, m.rss, m.elapsed
 }

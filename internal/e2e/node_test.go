@@ -428,7 +428,7 @@ func TestNodeUnwindingInfo(t *testing.T) {
 	}
 	with := 0
 	for i := range d.Code {
-		c := &d.Code[i]
+		c := d.Code[i]
 		if !c.HasEHFrame() {
 			continue
 		}

@@ -11,12 +11,15 @@ import (
 // it in turn (FuzzRead's input a07e5ff950ddb658: loads at 0x101e, then
 // 0x1000, then 0xff8, 0x20 bytes each; only the last is left).
 func TestFinalStateOverwrittenInTurn(t *testing.T) {
-	loads := []*Code{
+	var loads codes
+	for _, c := range []Code{
 		{Addr: 0x101e, Size: 0x20, placed: 1},
 		{Addr: 0x1000, Size: 0x20, placed: 2},
 		{Addr: 0xff8, Size: 0x20, placed: 3},
+	} {
+		loads.add(c)
 	}
-	got := finalState(loads)
+	got := finalState(&loads)
 	if len(got) != 1 || got[0].Addr != 0xff8 {
 		t.Errorf("final state %+v, want only the code at 0xff8", got)
 	}

@@ -72,11 +72,11 @@ type Dump struct {
 	Machine   uint32 // ELF e_machine of the code
 	PID       uint32
 	// Code is the code loaded at the end, sorted by address, disjoint.
-	Code []Code
+	Code []*Code
 	// Warnings says what was skipped, each once.
 	Warnings []string
 
-	loads []*Code // every piece of code loaded, in file order: the timeline
+	loads codes // every piece of code loaded, in file order: the timeline
 
 	timelineOnce sync.Once
 	places       []place // by lo; built by the first At
@@ -106,9 +106,40 @@ type Code struct {
 	eh ehFrame
 	// placed is the position in the file, among the loads and moves, of
 	// the record that put the code where it is: its load or last move;
-	// loadSeq is its load's, moveSeq[i] Moves[i]'s.
+	// loadSeq is its load's, Moves[i].seq Moves[i]'s.
 	placed, loadSeq int
-	moveSeq         []int
+}
+
+// codes holds every piece of code loaded, in file order, in blocks that
+// never move: a dump of millions of loads is not copied as it grows,
+// and pointers to its code stay valid.
+type codes struct {
+	blocks [][]Code
+	n      int
+}
+
+const codeBlock = 4096
+
+// add appends c and returns a pointer to the copy kept.
+func (cs *codes) add(c Code) *Code {
+	if cs.n%codeBlock == 0 {
+		cs.blocks = append(cs.blocks, make([]Code, 0, codeBlock))
+	}
+	b := &cs.blocks[len(cs.blocks)-1]
+	*b = append(*b, c)
+	cs.n++
+	return &(*b)[len(*b)-1]
+}
+
+// all yields the code, in file order.
+func (cs *codes) all(yield func(*Code) bool) {
+	for _, b := range cs.blocks {
+		for i := range b {
+			if !yield(&b[i]) {
+				return
+			}
+		}
+	}
 }
 
 // An ehFrame is the .eh_frame of a CODE_UNWINDING_INFO record: [off,
@@ -123,6 +154,7 @@ type ehFrame struct {
 type Move struct {
 	Time     uint64
 	From, To uint64
+	seq      int // the move's position among the loads and moves
 }
 
 // A Line says that code from Addr on comes from File:Line.
@@ -167,8 +199,10 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 	// nothing here depends on them.
 
 	rd := &reader{r: r, size: size, bo: bo}
-	live := map[uint64]*Code{} // by code_index... or address for writers that reuse indexes
-	var loads []*Code          // in file order
+	// The code by code_index, which moves refer to: made at the first
+	// move (most dumps have none), from the loads before it.
+	var live map[uint64]*Code
+	var loads codes // in file order
 	type debugRec struct {
 		off, end int64
 		lines    []Line
@@ -189,12 +223,13 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		end := off + total
 		switch id {
 		case recCodeLoad:
-			c, err := rd.codeLoad(body, end)
+			loaded, err := rd.codeLoad(body, end)
 			if err != nil {
 				d.warn("CODE_LOAD at offset %#x: %v; records from there on are ignored", off, err)
 				off = size
 				continue
 			}
+			c := loads.add(*loaded)
 			c.Loaded = ts
 			c.eh = eh
 			if eh.addr == 0 {
@@ -218,8 +253,9 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				c.debugOff, c.debugEnd = rec.off, rec.end
 				delete(pending, c.Addr)
 			}
-			live[c.index] = c
-			loads = append(loads, c)
+			if live != nil {
+				live[c.index] = c
+			}
 		case recCodeMove:
 			idx, oldAddr, newAddr, err := rd.codeMove(body, end)
 			if err != nil {
@@ -227,11 +263,14 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 				off = size
 				continue
 			}
+			if live == nil {
+				live = map[uint64]*Code{}
+				loads.all(func(c *Code) bool { live[c.index] = c; return true })
+			}
 			if c := live[idx]; c != nil && c.Addr == oldAddr {
 				c.moved += newAddr - oldAddr
 				c.Addr = newAddr
-				c.Moves = append(c.Moves, Move{Time: ts, From: oldAddr, To: newAddr})
-				c.moveSeq = append(c.moveSeq, events)
+				c.Moves = append(c.Moves, Move{Time: ts, From: oldAddr, To: newAddr, seq: events})
 				c.placed = events
 				events++
 			}
@@ -259,7 +298,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 		}
 		off = end
 	}
-	d.Code = finalState(loads)
+	d.Code = finalState(&loads)
 	d.loads = loads
 	garbage := 0
 	for _, a := range outside {
@@ -288,22 +327,23 @@ func Read(r io.ReaderAt, size int64, name string) (*Dump, error) {
 // or moved there) does not overlap, sorted by address: code that
 // overwrote part of an earlier piece counts even if it was overwritten
 // in turn, since the earlier piece was gone by then.
-func finalState(loads []*Code) []Code {
-	var ls []*Code
-	for _, c := range loads {
+func finalState(loads *codes) []*Code {
+	ls := make([]*Code, 0, loads.n)
+	loads.all(func(c *Code) bool {
 		if c.Size != 0 && c.Addr+c.Size > c.Addr {
 			ls = append(ls, c)
 		}
-	}
+		return true
+	})
 	slices.SortStableFunc(ls, func(a, b *Code) int { return cmp.Compare(a.Addr, b.Addr) })
 	dead := overwritten(ls)
-	var kept []Code
+	kept := ls[:0] // in place: each is kept or dropped
 	for i, c := range ls {
 		if !dead[i] {
-			kept = append(kept, *c)
+			kept = append(kept, c)
 		}
 	}
-	return kept
+	return slices.Clip(kept)
 }
 
 // overwritten reports which of ls, sorted by address, some piece placed
@@ -364,27 +404,54 @@ func (d *Dump) warn(format string, args ...any) {
 	d.Warnings = append(d.Warnings, fmt.Sprintf(format, args...))
 }
 
-// reader reads records, bounded by the file's size.
+// reader reads records, bounded by the file's size, through a window of
+// the file: records are read in order, and most are small, so that a
+// window read at once serves thousands of them.
 type reader struct {
 	r    io.ReaderAt
 	size int64
 	bo   binary.ByteOrder
-	buf  []byte
+	win  []byte // the file's bytes from winOff on
+	// winOff is where win starts in the file.
+	winOff int64
+	big    []byte // for reads larger than the window
 }
 
-// read returns n bytes at off, which must lie before end.
+// window is the size of the reader's window.
+const window = 1 << 20
+
+// read returns n bytes at off, which must lie before end, valid until
+// the next read.
 func (rd *reader) read(off, end int64, n int64) ([]byte, error) {
 	if n < 0 || off+n > end || off+n > rd.size {
 		return nil, errors.New("record shorter than its fields")
 	}
-	if int64(cap(rd.buf)) < n {
-		rd.buf = make([]byte, n)
+	if off >= rd.winOff && off+n <= rd.winOff+int64(len(rd.win)) {
+		return rd.win[off-rd.winOff : off-rd.winOff+n], nil
 	}
-	b := rd.buf[:n]
-	if _, err := rd.r.ReadAt(b, off); err != nil {
+	if n > window {
+		if int64(cap(rd.big)) < n {
+			rd.big = make([]byte, n)
+		}
+		b := rd.big[:n]
+		if _, err := rd.r.ReadAt(b, off); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	if rd.win == nil {
+		rd.win = make([]byte, window)
+	}
+	k, err := rd.r.ReadAt(rd.win[:cap(rd.win)][:min(window, rd.size-off)], off)
+	rd.win, rd.winOff = rd.win[:k], off
+	if int64(k) < n {
+		rd.win = rd.win[:0]
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, err
 	}
-	return b, nil
+	return rd.win[:n], nil
 }
 
 func (rd *reader) recordHeader(off int64) (id uint32, total int64, ts uint64, err error) {
@@ -572,14 +639,14 @@ func isText(s string) bool {
 
 // Lookup returns the code piece holding addr, or nil.
 func (d *Dump) Lookup(addr uint64) *Code {
-	i, found := slices.BinarySearchFunc(d.Code, addr, func(c Code, a uint64) int { return cmp.Compare(c.Addr, a) })
+	i, found := slices.BinarySearchFunc(d.Code, addr, func(c *Code, a uint64) int { return cmp.Compare(c.Addr, a) })
 	if !found {
 		i--
 	}
 	if i < 0 || addr-d.Code[i].Addr >= d.Code[i].Size {
 		return nil
 	}
-	return &d.Code[i]
+	return d.Code[i]
 }
 
 // Lines reads the line table of c from r, the file Read read: the
@@ -692,9 +759,9 @@ func (d *Dump) At(addr, t uint64) (*Code, uint64) {
 
 // buildPlaces lays out the timeline of every piece of code as places.
 func (d *Dump) buildPlaces() {
-	for _, c := range d.loads {
+	d.loads.all(func(c *Code) bool {
 		if c.Size == 0 || c.Addr+c.Size < c.Addr {
-			continue
+			return true
 		}
 		at, from := c.Addr, c.Loaded
 		seq := c.loadSeq
@@ -705,11 +772,12 @@ func (d *Dump) buildPlaces() {
 			if at+c.Size > at {
 				d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: m.Time, seq: seq, code: c})
 			}
-			at, from, seq = m.To, m.Time, c.moveSeq[i]
+			at, from, seq = m.To, m.Time, c.Moves[i].seq
 		}
 		d.places = append(d.places, place{lo: at, hi: at + c.Size, from: from, until: forever, seq: c.placed, code: c})
 		d.maxPlace = max(d.maxPlace, c.Size)
-	}
+		return true
+	})
 	slices.SortStableFunc(d.places, func(a, b place) int { return cmp.Compare(a.lo, b.lo) })
 }
 
@@ -724,5 +792,10 @@ func (d *Dump) Final(c *Code, addr uint64) bool {
 // over code loaded before it: only then does the time of a sample
 // matter to what it hit.
 func (d *Dump) Replaced() bool {
-	return len(d.loads) > len(d.Code) || slices.ContainsFunc(d.loads, func(c *Code) bool { return len(c.Moves) > 0 })
+	if d.loads.n > len(d.Code) {
+		return true
+	}
+	moved := false
+	d.loads.all(func(c *Code) bool { moved = len(c.Moves) > 0; return !moved })
+	return moved
 }

@@ -126,7 +126,7 @@ func TestRead(t *testing.T) {
 		if strings.Join(got, ",") != "c,b" || d.Lookup(0x3005).Name != "b" || d.Lookup(0x2005) != nil || d.Lookup(0x1005) != nil {
 			t.Fatalf("%v: code %q", bo, got)
 		}
-		if b := d.Lookup(0x3005); b.Loaded != 7 || len(b.Moves) != 1 || b.Moves[0] != (Move{Time: 7, From: 0x2000, To: 0x3000}) {
+		if b := d.Lookup(0x3005); b.Loaded != 7 || len(b.Moves) != 1 || b.Moves[0].Time != 7 || b.Moves[0].From != 0x2000 || b.Moves[0].To != 0x3000 {
 			t.Errorf("%v: timeline of b: loaded %d, moves %+v", bo, b.Loaded, b.Moves)
 		}
 	}
@@ -272,7 +272,7 @@ func TestV8LineSkew(t *testing.T) {
 	}
 	withLines, atStart, pastEndUncorrected := 0, 0, 0
 	for i := range d.Code {
-		c := &d.Code[i]
+		c := d.Code[i]
 		lines, err := d.Lines(bytes.NewReader(data), c)
 		if err != nil {
 			t.Fatal(err)
@@ -324,7 +324,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		for i := range d.Code {
-			c := &d.Code[i]
+			c := d.Code[i]
 			d.Lookup(c.Addr)
 			if lines, err := d.Lines(bytes.NewReader(data), c); err == nil {
 				for _, l := range lines {

@@ -197,7 +197,7 @@ func checkNodeJITDump(t *testing.T, path, script string) {
 	var fib []string
 	withLines, scriptLines := 0, 0
 	for i := range d.Code {
-		c := &d.Code[i]
+		c := d.Code[i]
 		if strings.Contains(c.Name, "fib "+script+":1:") {
 			fib = append(fib, c.Name)
 		}

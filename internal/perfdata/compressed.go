@@ -76,6 +76,9 @@ func (s *scanner) decompress(fr *rawReader, typ uint32, off int64, body []byte) 
 		if pos+size > limit {
 			return in.errorf(pos, "decompresses to more than %d bytes, %d times the file's size", limit, expansion)
 		}
+		if err := f.allow(fr.name, pos+size); err != nil {
+			return in.errorf(pos, "%v", err)
+		}
 		if _, err := io.ReadFull(dec, buf[8:size]); err != nil {
 			if in.err != nil {
 				return ignoreStop(in.err)

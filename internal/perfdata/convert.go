@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/safename"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -23,7 +24,8 @@ type Conversion struct {
 	// Recording.PIDs).
 	PIDs []uint32
 	// Notes say what could not be done (kernel frames left unsymbolized,
-	// ...), each once.
+	// a recording cut short, ...), each once, as messages naming the
+	// file they are about (safe to print: see package safename).
 	Notes []string
 }
 
@@ -141,6 +143,12 @@ type converter struct {
 	pids         map[uint32]int             // samples by process
 	first, final uint64                     // the samples' first and last times
 	nsamples     int
+	ancestry     ancestry        // of the processes sampled
+	comms        commCache       // of the thread last sampled
+	threads      map[uint64]bool // pid<<32|tid of the threads whose samples are labeled
+	lastThread   uint64          // the last of them asked about, ^0 for none
+	deepSamples  int             // samples whose stacks were cut to maxFrames
+	unlabeled    int             // samples past maxThreads, not labeled
 
 	// Buffers reused from sample to sample.
 	adds    []eventAdd
@@ -167,8 +175,10 @@ func newConverter(rec *Recording, opts Options) *converter {
 		noted: map[string]bool{}, mappings: map[*mmapping]*profile.Mapping{}, locs: map[locKey]*profile.Location{}, funcs: map[string]*profile.Function{},
 		byPID: map[uint32]map[uint64]*profile.Location{}, replayed: map[[3]uint64]*profile.Location{},
 		replayFuncs: map[[3]string]*profile.Function{}, same: map[string]*profile.Sample{},
-		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}}
+		lastRead: map[uint64]uint64{}, pids: map[uint32]int{}, threads: map[uint64]bool{}}
 	c.last.pid = ^uint32(0)
+	c.lastThread = ^uint64(0)
+	c.ancestry.rec = rec
 	if n := rec.sideBand.note(); n != "" {
 		c.note(n)
 	}
@@ -191,12 +201,23 @@ func newConverter(rec *Recording, opts Options) *converter {
 	if opts.JIT != nil && c.f.unwound() {
 		jit = newJITTables(opts.JIT)
 	}
-	c.unw = newUnwinder(c.f, finder, rec.lookup, jit, c.note)
+	c.unw = newUnwinder(c.f, finder, c.lookup, jit, c.note)
+	for _, n := range rec.notes {
+		c.note(n)
+	}
 	return c
 }
 
-// note adds n to the conversion's notes, once.
-func (c *converter) note(n string) {
+// note adds n, about the recording, to the conversion's notes, once.
+func (c *converter) note(n string) { c.noteFile(c.f.Name, n) }
+
+// noteFile adds n, about file (the recording, or one of its per-thread
+// files), to the conversion's notes, once.
+func (c *converter) noteFile(file, n string) { c.noteWhole(safename.String(file) + ": " + n) }
+
+// noteWhole adds the message n, which names the file, to the
+// conversion's notes, once.
+func (c *converter) noteWhole(n string) {
 	if !c.noted[n] {
 		c.noted[n] = true
 		c.conv.Notes = append(c.conv.Notes, n)
@@ -224,7 +245,7 @@ func (c *converter) sampleTypes() {
 	c.index = map[*Attr]int{}
 	for i, a := range c.events {
 		c.index[a] = i
-		name := a.Name
+		name := safename.Escape(a.Name) // pipe mode's event names are the recording's
 		if name == "" {
 			name = eventName(a.Type, a.Config, i)
 		}
@@ -307,7 +328,8 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 		return m
 	}
 	p := c.p
-	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: mm.file}
+	// The file's name is the recording's: reports print it as it is.
+	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: safename.Escape(mm.file)}
 	c.mappings[mm] = m
 	if id := mm.buildID; id != nil {
 		m.BuildID = fmt.Sprintf("%x", id)
@@ -315,7 +337,7 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 		m.BuildID = fmt.Sprintf("%x", id)
 	}
 	if c.opts.Warm != nil && !quiet && mm.file != "" && !strings.HasPrefix(mm.file, "[") {
-		c.opts.Warm.Warm(mm.file)
+		c.opts.Warm.Warm(m.File)
 	}
 	if mm.file == "[kernel.kallsyms]" {
 		m.KernelRelocationSymbol = "_text"
@@ -331,7 +353,7 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 // first asked: in the mapping the process had there, named here if the
 // kernel's or the vDSO's.
 func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
-	mm := c.rec.lookup(pid, addr)
+	mm := c.lookup(pid, addr)
 	var m *profile.Mapping
 	if mm != nil {
 		m = c.mappingOf(mm, false)
@@ -352,6 +374,7 @@ func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
 		}
 	}
 	if name != "" {
+		name = safename.Escape(name) // from a symbol table of the recording's (perf's copy of the kernel's or the vDSO's)
 		fn := c.funcs[name]
 		if fn == nil {
 			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
@@ -365,13 +388,24 @@ func (c *converter) newLocation(pid uint32, addr uint64) *profile.Location {
 	return l
 }
 
+// lookup returns the mapping of process pid that holds addr (see
+// Recording.lookup).
+func (c *converter) lookup(pid uint32, addr uint64) *mmapping {
+	return c.rec.lookup(&c.ancestry, pid, addr)
+}
+
 // location is newLocation, looked up first by pid and address: a
 // sample's frames are all of one pid, and a map with integer keys is the
-// fast kind.
+// fast kind. The first maxThreads processes get such a map; the others
+// (a recording of many short-lived processes) are looked up the slow way.
 func (c *converter) location(pid uint32, addr uint64) *profile.Location {
 	if pid != c.last.pid || c.last.locs == nil {
 		c.last.locs = c.byPID[pid]
 		if c.last.locs == nil {
+			if len(c.byPID) >= maxThreads {
+				c.last.pid = ^uint32(0)
+				return c.newLocation(pid, addr)
+			}
 			c.last.locs = map[uint64]*profile.Location{}
 			c.byPID[pid] = c.last.locs
 		}
@@ -393,7 +427,7 @@ func (c *converter) replayedLocation(pid uint32, addr, t uint64) *profile.Locati
 	if c.replay == nil || addr >= 1<<63 {
 		return nil
 	}
-	if mm := c.rec.lookup(pid, addr); mm == nil || mm.file != "" {
+	if mm := c.lookup(pid, addr); mm == nil || mm.file != "" {
 		return nil // JIT code lives in anonymous memory
 	}
 	fr, key, ok := c.replay.CodeAt(pid, addr, t)
@@ -494,6 +528,7 @@ func (c *converter) stackOf(r *Record) []*profile.Location {
 	if len(frames) == 0 {
 		frames = []uint64{r.IP}
 	}
+	frames = c.capFrames(frames)
 	exact := true
 	for _, ip := range frames {
 		if IsContextMarker(ip) {
@@ -521,9 +556,13 @@ func (c *converter) stackOf(r *Record) []*profile.Location {
 // added, so that memory grows with the distinct stacks, not the length
 // of the recording.
 func (c *converter) addSample(r *Record, stack []*profile.Location, adds []eventAdd) {
-	comm := c.rec.commAtTime(r.PID, r.TID, r.Time)
-	key := binary.LittleEndian.AppendUint32(c.key[:0], r.PID)
-	key = binary.LittleEndian.AppendUint32(key, r.TID)
+	comm := c.rec.commAtTime(&c.comms, r.PID, r.TID, r.Time)
+	labeled := c.labeled(r.PID, r.TID)
+	key := c.key[:0]
+	if labeled {
+		key = binary.LittleEndian.AppendUint32(key, r.PID)
+		key = binary.LittleEndian.AppendUint32(key, r.TID)
+	}
 	key = append(append(key, comm...), 0)
 	for _, l := range stack {
 		key = binary.LittleEndian.AppendUint64(key, l.ID)
@@ -541,10 +580,12 @@ func (c *converter) addSample(r *Record, stack []*profile.Location, adds []event
 		vals[2*a.event]++
 		vals[2*a.event+1] += a.value
 	}
-	s := &profile.Sample{Location: slices.Clone(stack), Value: vals,
-		NumLabel: map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}}
+	s := &profile.Sample{Location: slices.Clone(stack), Value: vals}
+	if labeled {
+		s.NumLabel = map[string][]int64{"pid": {int64(r.PID)}, "tid": {int64(r.TID)}}
+	}
 	if comm != "" {
-		s.Label = map[string][]string{"comm": {comm}}
+		s.Label = map[string][]string{"comm": {safename.Escape(comm)}}
 	}
 	c.same[string(key)] = s
 	c.p.Sample = append(c.p.Sample, s)
@@ -561,15 +602,18 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 	} else if err != nil {
 		return nil, nil, err
 	}
+	c.noteLimits()
 	if damaged != nil {
 		if c.nsamples == 0 {
 			return nil, nil, damaged
 		}
-		in := ""
-		if damaged.File != f.Name {
-			in = damaged.File + ": "
+		c.noteFile(damaged.File, fmt.Sprintf("%s at offset %#x: the records after it are lost, the profile has the %d samples read", damaged.Msg, damaged.Off, c.nsamples))
+	}
+	if t := f.Truncated; t.Of > 0 {
+		if c.nsamples == 0 {
+			return nil, nil, f.truncatedError("before its first sample")
 		}
-		c.note(fmt.Sprintf("%s%s at offset %#x: the records after it are lost, the profile has the %d samples read", in, damaged.Msg, damaged.Off, c.nsamples))
+		c.noteWhole(fmt.Sprintf("%s is truncated at byte %d of %d (the recording was cut short); the samples up to there are shown", safename.String(f.Name), t.At, t.Of))
 	}
 	if f.Unfinished {
 		if c.nsamples == 0 {
@@ -577,17 +621,14 @@ func (c *converter) finish(err error) (*profile.Profile, *Conversion, error) {
 		}
 		c.note(fmt.Sprintf("the recording was not finished (perf record was stopped before it completed the file): read to its last whole record, %d samples, without the build IDs and event names perf writes at the end", c.nsamples))
 	}
-	if n := c.off.finish(p, c.rec.commAtTime); n != "" {
+	var cc commCache
+	if n := c.off.finish(p, func(pid, tid uint32, t uint64) string { return c.rec.commAtTime(&cc, pid, tid, t) }); n != "" {
 		c.note(n)
 	}
 	if c.final > c.first {
 		p.DurationNanos = int64(c.final - c.first)
 	}
-	for pid := range c.pids {
-		if m := c.rec.proc.PerfMap(pid, c.rec.comm[pid]); m != "" {
-			c.conv.JITFiles = append(c.conv.JITFiles, m)
-		}
-	}
+	c.perfMaps()
 	slices.Sort(c.conv.JITFiles)
 	if len(p.Mapping) == 0 {
 		p.Mapping = []*profile.Mapping{{ID: 1}}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/procfs"
 	jprofile "github.com/jitpprof/pprof/profile"
 )
 
@@ -24,19 +25,17 @@ func cpuClock(monotonic bool) Attr {
 // synthetic returns the recording of the side records side, with events
 // attrs.
 func synthetic(attrs []Attr, side ...sideRecord) *Recording {
-	f := &File{Name: "synthetic.data", Attrs: attrs, BuildIDs: map[string][]byte{}, byID: map[uint64]*Attr{}}
+	f := &File{Name: "x.data", Attrs: attrs, BuildIDs: map[string][]byte{}, byID: map[uint64]*Attr{}}
 	for i := range f.Attrs {
 		for _, id := range f.Attrs[i].IDs {
 			f.byID[id] = &f.Attrs[i]
 		}
 	}
-	rec := &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, comm: map[uint32]string{},
-		commAt: map[uint32][]timedComm{}, image: map[uint32]*mmapping{}}
-	recorded := map[uint32]bool{}
+	rec := newRecording(f, procfs.New(""))
 	for i := range side {
-		rec.side(&side[i], recorded, func(pid uint32, file string) { rec.JITDumps = append(rec.JITDumps, file) })
+		rec.side(&side[i])
 	}
-	rec.index()
+	rec.done()
 	return rec
 }
 

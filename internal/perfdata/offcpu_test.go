@@ -255,7 +255,7 @@ func TestLostRecords(t *testing.T) {
 	for _, note := range conv.Notes {
 		if strings.Contains(note, "lost") {
 			n++
-			if !strings.HasPrefix(note, "50 records and 3 samples were lost") {
+			if !strings.HasPrefix(note, "x.data: 50 records and 3 samples were lost") {
 				t.Errorf("note %q", note)
 			}
 		}

@@ -84,7 +84,9 @@ func TestSideRecordsInTimeOrder(t *testing.T) {
 
 // TestCommOf: a thread's command at a time, from the commands it had.
 func TestCommOf(t *testing.T) {
-	cs := []timedComm{{0, "perf-exec"}, {100, "sh"}, {200, "java"}}
+	var names interner
+	tc := func(time uint64, c string) timedComm { return timedComm{comm: names.index(c), time: time} }
+	cs := []timedComm{tc(0, "perf-exec"), tc(100, "sh"), tc(200, "java")}
 	for _, tc := range []struct {
 		cs   []timedComm
 		time uint64
@@ -101,15 +103,15 @@ func TestCommOf(t *testing.T) {
 		{cs[2:], 0, "last"},
 		{nil, 50, "last"},
 	} {
-		if got := commOf(tc.cs, "last", tc.time); got != tc.want {
+		if got := commOf(tc.cs, "last", tc.time, &names); got != tc.want {
 			t.Errorf("commOf(%v, %d) = %q, want %q", tc.cs, tc.time, got, tc.want)
 		}
 	}
 	// A process forked without exec: no COMM of its own, its parent's
 	// command from the fork on.
-	fromFork := []timedComm{{40, "nginx"}}
+	fromFork := []timedComm{tc(40, "nginx")}
 	for _, tm := range []uint64{0, 30, 50} {
-		if got := commOf(fromFork, "", tm); got != "nginx" {
+		if got := commOf(fromFork, "", tm, &names); got != "nginx" {
 			t.Errorf("forked child at %d: %q, want its parent's nginx", tm, got)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -123,12 +124,23 @@ type File struct {
 	// feature sections perf writes after it at the end (build IDs, event
 	// names, ...) are missing.
 	Unfinished bool
+	// Truncated says where a recording was cut short (copied in part, a
+	// disk full), if it was: its data section is read to its last whole
+	// record, and the feature sections wholly in the file are read.
+	Truncated Truncation
 
 	r              io.ReaderAt
 	size           int64
 	dataOff, dataN int64
 	streams        []stream // the data section first
 	byID           map[uint64]*Attr
+	budget         Budget           // of what -z records decompress to; nil for none
+	budgetStep     int64            // what is taken from it at a time
+	decoded        map[string]int64 // of each stream, what the budget gave (budget.go)
+	granted        struct {         // the last stream allowed, and how far
+		name string
+		pos  int64
+	}
 }
 
 // A FormatError reports a malformed perf.data file.
@@ -139,6 +151,9 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
+	if e.Off < 0 { // of the file as a whole
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
 	return fmt.Sprintf("%s: %s at offset %#x", e.File, e.Msg, e.Off)
 }
 
@@ -158,7 +173,7 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 	f := &File{Name: name, r: r, size: size, byID: map[uint64]*Attr{}, BuildIDs: map[string][]byte{}}
 	var h [fileHeaderSize]byte
 	if size < 16 {
-		return nil, f.errorf(0, "%d bytes: too short for a perf.data header", size)
+		return nil, f.tooShort()
 	}
 	n, _ := r.ReadAt(h[:min(size, fileHeaderSize)], 0)
 	if string(h[:8]) != Magic {
@@ -175,16 +190,17 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 	if hsize == 16 {
 		return f.openPipe()
 	}
+	if hsize == fileHeaderSize && n < fileHeaderSize {
+		return nil, f.tooShort()
+	}
 	if n < fileHeaderSize || hsize < fileHeaderSize {
 		return nil, f.errorf(8, "header of %d bytes, want %d", hsize, fileHeaderSize)
 	}
 	attrSize := bo.Uint64(h[16:])
 	attrsOff, attrsN := int64(bo.Uint64(h[24:])), int64(bo.Uint64(h[32:]))
 	f.dataOff, f.dataN = int64(bo.Uint64(h[40:])), int64(bo.Uint64(h[48:]))
-	for _, s := range [][2]int64{{attrsOff, attrsN}, {f.dataOff, f.dataN}} {
-		if s[0] < 0 || s[1] < 0 || s[0] > size || s[1] > size-s[0] {
-			return nil, f.errorf(24, "section [%#x, +%#x) outside the %d-byte file", s[0], s[1], size)
-		}
+	if err := f.checkSections(attrsOff, attrsN); err != nil {
+		return nil, err
 	}
 	// No data size, and more after the data's start than a feature
 	// table of the features announced (a finished recording with no
@@ -208,6 +224,7 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, f.errorf(attrsOff, "reading the attributes: %v", err)
 	}
 	eventAttrSize := int(attrSize) - 16 // each entry: perf_event_attr, then a file section of ids
+	idSecs := idSections{f: f}
 	for i := range int(nattr) {
 		b := buf[i*int(attrSize):]
 		a, err := f.parseAttr(b[:eventAttrSize], attrsOff+int64(i)*int64(attrSize))
@@ -215,8 +232,8 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 			return nil, err
 		}
 		idsOff, idsN := int64(bo.Uint64(b[eventAttrSize:])), int64(bo.Uint64(b[eventAttrSize+8:]))
-		if idsOff < 0 || idsN < 0 || idsOff > size || idsN > size-idsOff || idsN%8 != 0 {
-			return nil, f.errorf(attrsOff+int64(i)*int64(attrSize)+int64(eventAttrSize), "event id section [%#x, +%#x) outside the file", idsOff, idsN)
+		if err := idSecs.add(idsOff, idsN, attrsOff+int64(i)*int64(attrSize)+int64(eventAttrSize)); err != nil {
+			return nil, err
 		}
 		ids := make([]byte, idsN)
 		if _, err := r.ReadAt(ids, idsOff); err != nil {
@@ -233,7 +250,7 @@ func Open(r io.ReaderAt, size int64, name string) (*File, error) {
 		}
 	}
 	f.streams = []stream{{r: r, off: f.dataOff, n: f.dataN, name: name}}
-	if f.Unfinished {
+	if f.Unfinished || f.Truncated.At > 0 && f.Truncated.At < f.dataOff+f.dataN {
 		return f, nil
 	}
 	if err := f.readFeatures(h[72:104]); err != nil {
@@ -406,26 +423,38 @@ func (f *File) featuresFit(bitmap []byte) bool {
 
 // readFeatures reads the feature sections the bitmap announces: a table
 // of {offset, size} right after the data section, one per feature bit.
+// A table or section that runs past the end of the file is the mark of
+// a recording cut short (see File.Truncated): the features wholly in
+// the file are read, the others left out.
 func (f *File) readFeatures(bitmap []byte) error {
 	bo := f.ByteOrder
 	tableOff := f.dataOff + f.dataN
-	k := 0
+	var bitsSet []int
 	for bit := range numFeatures {
-		if bo.Uint64(bitmap[8*(bit/64):])&(1<<(bit%64)) == 0 {
-			continue
+		if bo.Uint64(bitmap[8*(bit/64):])&(1<<(bit%64)) != 0 {
+			bitsSet = append(bitsSet, bit)
 		}
+	}
+	tableEnd := tableOff + 16*int64(len(bitsSet))
+	if tableEnd > f.size {
+		f.truncate(tableEnd)
+	}
+	for k, bit := range bitsSet {
 		var sec [16]byte
 		off := tableOff + int64(k)*16
-		k++
-		if off < 0 || off+16 > f.size {
-			return f.errorf(off, "feature table entry outside the file")
+		if off+16 > f.size {
+			break
 		}
 		if _, err := f.r.ReadAt(sec[:], off); err != nil {
 			return f.errorf(off, "reading the feature table: %v", err)
 		}
 		soff, sn := int64(bo.Uint64(sec[:])), int64(bo.Uint64(sec[8:]))
-		if soff < 0 || sn < 0 || soff > f.size || sn > f.size-soff {
-			return f.errorf(off, "feature %d section [%#x, +%#x) outside the %d-byte file", bit, soff, sn, f.size)
+		if soff < 0 || sn < 0 || soff > math.MaxInt64-sn {
+			return f.errorf(off, "feature %d section [%#x, +%#x) is impossible", bit, soff, sn)
+		}
+		if soff+sn > f.size {
+			f.truncate(soff + sn)
+			continue
 		}
 		switch bit {
 		case featBuildID, featHostname, featOSRelease, featArch, featCmdLine, featEventDesc:
@@ -650,7 +679,7 @@ func (f *File) records(samples bool, fn func(*Record) bool) error {
 func (f *File) rawReader(i int) *rawReader {
 	st := f.streams[i]
 	return &rawReader{f: f, name: st.name, ra: st.r, r: bufio.NewReaderSize(io.NewSectionReader(st.r, st.off, st.n), 256<<10),
-		off: st.off, end: st.off + st.n, unfinished: i == 0 && (f.Unfinished || f.Pipe)}
+		off: st.off, end: st.off + st.n, unfinished: i == 0 && (f.Unfinished || f.Pipe || f.cut())}
 }
 
 // A stream is where records are read from: the data section of the

@@ -176,18 +176,22 @@ func TestBadInput(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", nil, "too short"},
-		{"truncated header", good[:40], "header"},
+		{"empty", nil, "x.data: too short to be a perf.data file (0 bytes; the header alone is 104)"},
+		{"truncated header", good[:40], "x.data: too short to be a perf.data file (40 bytes; the header alone is 104)"},
 		{"wrong magic", edit(func(b []byte) []byte { copy(b, "PERFILE1"); return b }), "bad magic"},
 		{"pipe mode of garbage", edit(func(b []byte) []byte { le.PutUint64(b[8:], 16); return b }), "record of type"},
 		{"pipe mode without attributes", []byte("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00"), "without an attribute record"},
 		{"attribute size not a multiple", edit(func(b []byte) []byte { le.PutUint64(b[32:], 100); return b }), "not a multiple"},
-		{"data past the end", edit(func(b []byte) []byte { le.PutUint64(b[48:], 1<<40); return b }), "outside the"},
-		{"feature pointing outside", edit(func(b []byte) []byte {
-			tab := len(b) - 16 - 4 - 8
-			le.PutUint64(b[tab:], 1<<40)
+		{"data section impossible", edit(func(b []byte) []byte { le.PutUint64(b[48:], 1<<63-1); return b }), "is impossible"},
+		{"attributes past the end", edit(func(b []byte) []byte { le.PutUint64(b[24:], 1<<40); return b }),
+			"x.data: truncated at byte 532 of 1099511627912 (the recording was cut short) inside its event attributes"},
+		{"event ids twice", edit(func(b []byte) []byte {
+			// A second attribute whose ids are the first one's.
+			b = append(b[:fileHeaderSize+136], b[fileHeaderSize:]...)
+			le.PutUint64(b[32:], 2*136)
+			le.PutUint64(b[40:], le.Uint64(b[40:])+136)
 			return b
-		}), "feature 3 section"},
+		}), "overlaps the section"},
 		{"record past the end", edit(func(b []byte) []byte {
 			le.PutUint16(b[fileHeaderSize+136+8+6:], 0xfff0)
 			return b

@@ -35,13 +35,15 @@ type Recording struct {
 	procs  map[uint32][]*mmapping // executable mappings by pid, sorted by start
 	spans  map[uint32][]span      // by pid: which of procs holds each address (see spansOf)
 	parent map[uint32]uint32      // of each process forked, by pid
-	comm   map[uint32]string      // by tid: the last
-	// By tid, each command it had and from when (in time order): exec
-	// changes a process's (sh -c 'exec java ...'), prctl a thread's.
-	commAt map[uint32][]timedComm
-	kernel []*mmapping          // the kernel's and its modules'
-	image  map[uint32]*mmapping // by pid: the executable it runs (the first mapped since its exec)
-	proc   procfs.FS
+	// Commands: each thread's, by tid, the last and how many it had;
+	// and each it had from when, sorted by tid and then time (exec
+	// changes a process's, sh -c 'exec java ...', prctl a thread's).
+	threads map[uint32]thread
+	commAt  []timedComm
+	names   interner             // of commands and files
+	kernel  []*mmapping          // the kernel's and its modules'
+	image   map[uint32]*mmapping // by pid: the executable it runs (the first mapped since its exec)
+	proc    procfs.FS
 	// The kernel's relocation: the address its MMAP record gives a symbol
 	// (_text: the record's file name is the kernel's followed by it),
 	// which a symbol table of another boot (KASLR) has elsewhere.
@@ -53,6 +55,25 @@ type Recording struct {
 	// sideBand sums up what was lost, and whether context switches were
 	// recorded (see offcpu.go).
 	sideBand sideBand
+	// notes say what the limits of side records left out (see limits.go).
+	notes    []string
+	recorded map[uint32]bool  // the pids of PIDs
+	jitSeen  map[jitMMap]bool // the jitdumps mapped, once each
+	jitMMaps []jitMMap        // in order
+	over     map[uint32]bool  // processes and threads past a limit, noted once
+}
+
+// A thread is what the recording says of one thread's commands.
+type thread struct {
+	last uint32 // its last command by a COMM record of its own (in names), or noName
+	hist uint32 // the last command of its history (commAt)
+	n    uint32 // the commands of its history
+}
+
+// A jitMMap is a jitdump mapped by a process.
+type jitMMap struct {
+	pid  uint32
+	file string
 }
 
 // mmapping is one executable mapping of a process.
@@ -66,8 +87,7 @@ type mmapping struct {
 	cfiKnown bool
 }
 
-// sideRecord is what the scan keeps of a side record until it has them
-// all in time order.
+// sideRecord is a side record as the scan applies it.
 type sideRecord struct {
 	typ              uint32
 	misc             uint16
@@ -81,56 +101,51 @@ type sideRecord struct {
 	buildID          []byte
 }
 
+// newRecording returns the empty recording of f, whose processes' files
+// are found through proc.
+func newRecording(f *File, proc procfs.FS) *Recording {
+	return &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, threads: map[uint32]thread{},
+		image: map[uint32]*mmapping{}, proc: proc, recorded: map[uint32]bool{}, jitSeen: map[jitMMap]bool{}, over: map[uint32]bool{}}
+}
+
 // Scan reads the side records of the recording (MMAP, MMAP2, COMM, FORK)
 // in the order of their times (see Record.Time): a process that moved to
 // another CPU when it exec'd may have its new executable's MMAP before
 // the COMM of its exec in the file; without times, in the file's order.
-// proc is the proc file system (/proc) through which the JIT files of
-// recorded processes still running in containers (other mount
+// They are put in order as perf report does, a round at a time (see
+// sideQueue), so that memory follows what the records say, not how many
+// there are. proc is the proc file system (/proc) through which the JIT
+// files of recorded processes still running in containers (other mount
 // namespaces) are found, as perf report finds them; "" takes the files
 // as recorded. A damaged record ends its file: the records before it
 // are kept, and the samples before it read by Profile.
 func (f *File) Scan(proc string) (*Recording, error) {
-	var side []sideRecord
-	var sb sideBand
-	err := f.records(false, func(r *Record) bool {
-		sb.scan(r)
-		switch r.Type {
-		case RecordMMAP, RecordMMAP2:
-			side = append(side, sideRecord{typ: r.Type, misc: r.Misc, prot: r.Prot, pid: r.PID, tid: r.TID, time: r.Time,
-				addr: r.Addr, len: r.Len, pgoff: r.Pgoff, name: r.Filename, buildID: r.BuildID})
-		case RecordComm:
-			side = append(side, sideRecord{typ: r.Type, exec: r.Exec, pid: r.PID, tid: r.TID, time: r.Time, name: r.Comm})
-		case RecordFork:
-			side = append(side, sideRecord{typ: r.Type, pid: r.PID, tid: r.TID, ppid: r.PPID, ptid: r.PTID, time: r.Time})
-		}
-		return true
-	})
-	rec := &Recording{f: f, procs: map[uint32][]*mmapping{}, parent: map[uint32]uint32{}, comm: map[uint32]string{},
-		commAt: map[uint32][]timedComm{}, image: map[uint32]*mmapping{}, proc: procfs.New(proc), sideBand: sb}
+	rec := newRecording(f, procfs.New(proc))
+	q := &sideQueue{rec: rec}
+	err := f.records(false, q.record)
 	if !errors.As(err, &rec.damaged) && err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(side, func(a, b sideRecord) int { return cmp.Compare(a.time, b.time) })
-	type jitMMap struct {
-		pid  uint32
-		file string
-	}
-	var jitMMaps []jitMMap // the jitdumps mapped, in order
-	recorded := map[uint32]bool{}
-	for i := range side {
-		rec.side(&side[i], recorded, func(pid uint32, file string) { jitMMaps = append(jitMMaps, jitMMap{pid, file}) })
-	}
-	rec.PIDs = slices.Sorted(maps.Keys(recorded))
-	seen := map[string]bool{}
-	for _, m := range jitMMaps {
-		if file := rec.proc.Path(m.pid, rec.comm[m.pid], m.file); !seen[file] {
-			seen[file] = true
+	q.flush(^uint64(0))
+	rec.done()
+	return rec, nil
+}
+
+// done completes the recording once every side record is applied.
+func (rec *Recording) done() {
+	rec.PIDs = slices.Sorted(maps.Keys(rec.recorded))
+	rec.recorded, rec.jitSeen, rec.over = nil, nil, nil
+	for _, m := range rec.jitMMaps {
+		file := rec.proc.Path(m.pid, rec.lastComm(m.pid), m.file)
+		if !slices.Contains(rec.JITDumps, file) {
 			rec.JITDumps = append(rec.JITDumps, file)
 		}
 	}
+	rec.jitMMaps = nil
 	rec.index()
-	return rec, nil
+	// Each thread's commands, in the order they were applied (time).
+	slices.SortStableFunc(rec.commAt, func(a, b timedComm) int { return cmp.Compare(a.tid, b.tid) })
+	rec.commAt = slices.Clip(rec.commAt)
 }
 
 // index sorts the processes' mappings by start and makes their spans,
@@ -197,23 +212,26 @@ func findSpan(spans []span, addr uint64) *mmapping {
 	return nil
 }
 
-// side takes in one side record; jitDump is told of each jitdump mapped.
-func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func(pid uint32, file string)) {
+// side takes in one side record.
+func (rec *Recording) side(r *sideRecord) {
 	if r.pid != ^uint32(0) {
-		recorded[r.pid] = true
+		rec.recorded[r.pid] = true
 	}
 	switch r.typ {
 	case RecordMMAP, RecordMMAP2:
 		exec := r.prot&4 != 0 || (r.typ == RecordMMAP && r.misc&(1<<13) == 0)
 		base := filepath.Base(r.name)
 		if strings.HasPrefix(base, "jit-") && strings.HasSuffix(base, ".dump") {
-			jitDump(r.pid, r.name)
+			if m := (jitMMap{r.pid, r.name}); !rec.jitSeen[m] && len(rec.jitMMaps) < maxJITDumps {
+				rec.jitSeen[m] = true
+				rec.jitMMaps = append(rec.jitMMaps, m)
+			}
 			return
 		}
 		if !exec || r.len == 0 {
 			return
 		}
-		mm := &mmapping{start: r.addr, limit: r.addr + r.len, offset: r.pgoff, file: r.name, buildID: r.buildID}
+		mm := &mmapping{start: r.addr, limit: r.addr + r.len, offset: r.pgoff, file: rec.names.string(r.name), buildID: r.buildID}
 		if r.pid == ^uint32(0) { // the kernel and its modules
 			if sym, ok := strings.CutPrefix(r.name, "[kernel.kallsyms]"); ok {
 				mm.file, mm.offset = "[kernel.kallsyms]", 0
@@ -221,19 +239,20 @@ func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func
 					rec.refSym, rec.refAddr = sym, r.pgoff
 				}
 			}
-			rec.kernel = append(rec.kernel, mm)
+			rec.kernel, _ = rec.addMapping(r.pid, rec.kernel, mm)
 			return
 		}
 		if perfmap.Anonymous(r.name) {
 			mm.file = ""
 		}
-		rec.procs[r.pid] = append(rec.procs[r.pid], mm)
+		if rec.procs[r.pid], mm = rec.addMapping(r.pid, rec.procs[r.pid], mm); mm == nil {
+			return
+		}
 		if _, ok := rec.image[r.pid]; !ok && isExecutable(mm.file) {
 			rec.image[r.pid] = mm
 		}
 	case RecordComm:
-		rec.comm[r.tid] = r.name
-		rec.commAt[r.tid] = append(rec.commAt[r.tid], timedComm{r.time, r.name})
+		rec.addComm(r.tid, r.time, rec.names.index(r.name), true)
 		if r.exec && r.pid == r.tid {
 			delete(rec.image, r.pid) // the next executable mapped is the new image's
 		}
@@ -243,8 +262,14 @@ func (rec *Recording) side(r *sideRecord, recorded map[uint32]bool, jitDump func
 		}
 		// The new thread has its parent's command until it sets its own
 		// (threads name themselves after they start).
-		if c := cmp.Or(rec.comm[r.ptid], rec.comm[r.ppid]); c != "" && r.tid != r.ptid {
-			rec.commAt[r.tid] = append(rec.commAt[r.tid], timedComm{r.time, c})
+		if r.tid == r.ptid {
+			break
+		}
+		for _, from := range []uint32{r.ptid, r.ppid} {
+			if th, ok := rec.threads[from]; ok && th.last != noName {
+				rec.addComm(r.tid, r.time, th.last, false)
+				break
+			}
 		}
 	}
 }
@@ -264,8 +289,8 @@ func (rec *Recording) AnonymousCode() bool {
 
 // lookup returns the mapping of process pid (or of the process it forked
 // from, if it has none there) that holds addr; kernel addresses are the
-// kernel's.
-func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
+// kernel's. a remembers the processes walked.
+func (rec *Recording) lookup(a *ancestry, pid uint32, addr uint64) *mmapping {
 	if addr >= 1<<63 {
 		return find(rec.kernel, addr)
 	}
@@ -273,13 +298,57 @@ func (rec *Recording) lookup(pid uint32, addr uint64) *mmapping {
 		if mm := findSpan(rec.spans[pid], addr); mm != nil {
 			return mm
 		}
-		pp, ok := rec.parent[pid]
-		if !ok || pp == pid {
+		pp, ok := a.up(pid)
+		if !ok {
 			break
 		}
 		pid = pp
 	}
 	return nil
+}
+
+// An ancestry finds the processes a process forked from that have
+// mappings, skipping those between (a chain of thousands of processes
+// forked from each other, which never mapped anything of their own),
+// each process walked once. The zero ancestry of a Recording is ready.
+type ancestry struct {
+	rec   *Recording
+	near  map[uint32]uint32 // by pid: the nearest it forked from with mappings, or ^0
+	chain []uint32
+}
+
+// up returns the nearest process pid forked from (itself not) that has
+// mappings, if any.
+func (a *ancestry) up(pid uint32) (uint32, bool) {
+	if a.near == nil {
+		a.near = map[uint32]uint32{}
+	}
+	if v, ok := a.near[pid]; ok {
+		return v, v != ^uint32(0)
+	}
+	rec := a.rec
+	a.chain = a.chain[:0]
+	found := ^uint32(0)
+	for p := pid; len(a.chain) < 1<<16; {
+		a.chain = append(a.chain, p)
+		pp, has := rec.parent[p]
+		if !has || pp == p {
+			break
+		}
+		if len(rec.procs[pp]) > 0 {
+			found = pp
+			break
+		}
+		if v, ok := a.near[pp]; ok {
+			found = v
+			break
+		}
+		p = pp
+	}
+	for _, p := range a.chain {
+		a.near[p] = found
+	}
+	return found, found != ^uint32(0)
 }
 
 // find returns the mapping of list (sorted by start) that holds addr: of
@@ -297,12 +366,43 @@ func find(list []*mmapping, addr uint64) *mmapping {
 }
 
 // commAtTime returns the command of thread tid (of process pid) at time
-// t.
-func (rec *Recording) commAtTime(pid, tid uint32, t uint64) string {
-	if c := commOf(rec.commAt[tid], rec.comm[tid], t); c != "" {
+// t; cc remembers the last thread's commands.
+func (rec *Recording) commAtTime(cc *commCache, pid, tid uint32, t uint64) string {
+	if cc.pid != pid || cc.tid != tid || !cc.ok {
+		*cc = commCache{pid: pid, tid: tid, ok: true, tidCS: rec.commsOf(tid), pidCS: rec.commsOf(pid),
+			tidLast: rec.lastComm(tid), pidLast: rec.lastComm(pid)}
+	}
+	if c := commOf(cc.tidCS, cc.tidLast, t, &rec.names); c != "" {
 		return c
 	}
-	return commOf(rec.commAt[pid], rec.comm[pid], t)
+	return commOf(cc.pidCS, cc.pidLast, t, &rec.names)
+}
+
+// A commCache holds the commands of the thread a sample was last of.
+type commCache struct {
+	pid, tid         uint32
+	ok               bool
+	tidCS, pidCS     []timedComm
+	tidLast, pidLast string
+}
+
+// commsOf returns the commands thread tid had, in time order.
+func (rec *Recording) commsOf(tid uint32) []timedComm {
+	lo, _ := slices.BinarySearchFunc(rec.commAt, tid, func(c timedComm, tid uint32) int { return cmp.Compare(c.tid, tid) })
+	hi := lo
+	for hi < len(rec.commAt) && rec.commAt[hi].tid == tid {
+		hi++
+	}
+	return rec.commAt[lo:hi]
+}
+
+// lastComm returns the last command thread tid had by a COMM record of
+// its own, "" if none.
+func (rec *Recording) lastComm(tid uint32) string {
+	if th, ok := rec.threads[tid]; ok && th.last != noName {
+		return rec.names.name(th.last)
+	}
+	return ""
 }
 
 // mainImage returns the mapping of the executable of the process with the
@@ -311,15 +411,23 @@ func (rec *Recording) commAtTime(pid, tid uint32, t uint64) string {
 // though its time is in libjvm.so and JIT code; python3, not the shell
 // that started it.
 func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
-	byCount := slices.Collect(maps.Keys(pids))
-	slices.SortFunc(byCount, func(a, b uint32) int {
-		return cmp.Or(cmp.Compare(pids[b], pids[a]), cmp.Compare(a, b))
-	})
-	for _, pid := range byCount {
-		for hops := 0; hops < 64; hops++ {
+	type counted struct {
+		pid uint32
+		n   int
+	}
+	byCount := make([]counted, 0, len(pids))
+	for pid, n := range pids {
+		byCount = append(byCount, counted{pid, n})
+	}
+	slices.SortFunc(byCount, func(a, b counted) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.pid, b.pid)) })
+	walked := map[uint32]bool{} // processes without an image, whose ancestors were walked
+	for _, c := range byCount {
+		pid := c.pid
+		for hops := 0; hops < 64 && !walked[pid]; hops++ {
 			if mm := rec.image[pid]; mm != nil {
 				return mm
 			}
+			walked[pid] = true
 			pp, ok := rec.parent[pid]
 			if !ok || pp == pid {
 				break
@@ -330,10 +438,27 @@ func (rec *Recording) mainImage(pids map[uint32]int) *mmapping {
 	return nil
 }
 
+// jitProcess reports whether process pid, or one it forked from, had
+// executable anonymous memory: JIT code, which its perf map would name.
+func (rec *Recording) jitProcess(a *ancestry, pid uint32) bool {
+	for hops := 0; hops < 64; hops++ {
+		if slices.ContainsFunc(rec.procs[pid], func(mm *mmapping) bool { return mm.file == "" }) {
+			return true
+		}
+		pp, ok := a.up(pid)
+		if !ok {
+			break
+		}
+		pid = pp
+	}
+	return false
+}
+
 // A timedComm is a command a thread had from a time on.
 type timedComm struct {
+	tid  uint32
+	comm uint32 // in Recording.names
 	time uint64
-	comm string
 }
 
 // commOf returns the command a thread had at time t, by its commands
@@ -341,9 +466,9 @@ type timedComm struct {
 // command, samples without times). A process forked without exec has
 // no COMM record of its own, only the command it had from its parent
 // (see Recording.side): that one.
-func commOf(cs []timedComm, last string, t uint64) string {
+func commOf(cs []timedComm, last string, t uint64, names *interner) string {
 	if last == "" && len(cs) > 0 && (len(cs) < 2 || t == 0) {
-		return cs[len(cs)-1].comm
+		return names.name(cs[len(cs)-1].comm)
 	}
 	if len(cs) < 2 || t == 0 {
 		return last
@@ -354,7 +479,7 @@ func commOf(cs []timedComm, last string, t uint64) string {
 		}
 		return 1
 	})
-	return cs[max(i-1, 0)].comm
+	return names.name(cs[max(i-1, 0)].comm)
 }
 
 // isExecutable reports whether the mapped file is an executable's: not a

@@ -39,7 +39,7 @@ func TestSpansOf(t *testing.T) {
 		{addr: 0x201000, want: ""},
 	} {
 		got := ""
-		if mm := rec.lookup(1, tc.addr); mm != nil {
+		if mm := rec.lookup(&ancestry{rec: rec}, 1, tc.addr); mm != nil {
 			got = mm.file
 		}
 		if got != tc.want {

@@ -13,7 +13,7 @@
 // later one wins.
 //
 // [Parse] reads a map in one streaming pass and keeps, per entry, its
-// addresses and where its name is in the file (not the name): 40 bytes an
+// addresses and where its name is in the file (not the name): 24 bytes an
 // entry, however long the names. [Map.Lookup] is a binary search, and
 // [Map.Name] reads one name back from the file, so that only the entries
 // a profile's samples hit cost their names.
@@ -24,7 +24,10 @@ import (
 	"bytes"
 	"cmp"
 	"container/heap"
+	"errors"
 	"io"
+	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +40,7 @@ const MaxLine = 64 << 10
 // A Map is a parsed perf map: disjoint address ranges, each named by the
 // last entry of the file that covers it.
 type Map struct {
-	segs []Segment // sorted by Start, disjoint
+	segs []span // sorted by start, disjoint
 	// Stats says what Parse met.
 	Stats Stats
 }
@@ -46,7 +49,6 @@ type Map struct {
 // entry claims, with where the entry's name is in the file.
 type Segment struct {
 	Start, End uint64 // this part
-	Entry      uint64 // where the entry itself starts
 	NameOff    int64  // the name's offset in the file
 	NameLen    uint32
 }
@@ -62,20 +64,76 @@ type Stats struct {
 	FirstBad int
 }
 
-// entry is one line of the map.
-type entry struct {
+// A span is one entry of the map, or a part of one: [start, end), and
+// where its name is, packed (see pack). An entry's name is after those of
+// the entries before it in the file: its offset also orders the entries.
+// 24 bytes an entry, however long its name.
+type span struct {
 	start, end uint64
-	off        int64 // of the name in the file
-	len        uint32
-	seq        int // line order: a later entry wins
+	name       uint64
+}
+
+// Names are packed as offset<<nameLenBits | length: a name is at most
+// MaxLine bytes, and a file at most 2^43 bytes (8 TiB).
+const (
+	nameLenBits = 21
+	maxFileSize = 1 << (64 - nameLenBits - 1)
+)
+
+func pack(off int64, n int) uint64 { return uint64(off)<<nameLenBits | uint64(n) }
+
+func (s span) segment() Segment {
+	return Segment{Start: s.start, End: s.end, NameOff: int64(s.name >> nameLenBits), NameLen: uint32(s.name & (1<<nameLenBits - 1))}
 }
 
 // Parse reads a perf map from r; the caller keeps the file to read names
-// from with [Map.Name]. It fails only when r fails; lines it cannot use
-// are counted in Map.Stats.
-func Parse(r io.Reader) (*Map, error) {
+// from with [Map.Name]. It fails only when r fails, or holds more than
+// 8 TiB; lines it cannot use are counted in Map.Stats. It keeps 24 bytes
+// an entry, and at most as much again while it resolves overlaps.
+func Parse(r io.Reader) (*Map, error) { return parse(r, nil) }
+
+// ParseAt reads the perf map of size bytes in r, as Parse does, counting
+// its lines first: its entries are kept in one slice of the size they
+// need, not grown to it (which takes twice as much at once, and five
+// times in all).
+func ParseAt(r io.ReaderAt, size int64) (*Map, error) {
+	lines, err := countLines(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	if lines > math.MaxInt32 {
+		return nil, errors.New("a perf map of more than 2^31 entries")
+	}
+	return parse(io.NewSectionReader(r, 0, size), make([]span, 0, lines))
+}
+
+// countLines counts the lines of r, the last even without a newline.
+func countLines(r io.Reader) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var n int64
+	last := byte('\n')
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}
+
+// parse is Parse, appending the entries to entries.
+func parse(r io.Reader, entries []span) (*Map, error) {
 	m := &Map{}
-	var entries []entry
 	br := bufio.NewReaderSize(r, 64<<10)
 	lineNo := 0
 	var pos int64 // file offset of the next line
@@ -85,16 +143,21 @@ func Parse(r io.Reader) (*Map, error) {
 			m.Stats.FirstBad = lineNo
 		}
 	}
+	var buf []byte
 	for {
-		line, n, tooLong, err := readLine(br)
+		line, n, tooLong, err := readLine(br, buf[:0])
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
 			break
 		}
+		buf = line
 		lineStart := pos
 		pos += int64(n)
+		if pos > maxFileSize {
+			return nil, errors.New("a perf map of more than 8 TiB")
+		}
 		lineNo++
 		if tooLong {
 			bad()
@@ -118,7 +181,10 @@ func Parse(r io.Reader) (*Map, error) {
 			m.Stats.Wrapping++
 			continue
 		}
-		entries = append(entries, entry{start: start, end: start + size, off: lineStart + int64(nameAt), len: uint32(nameLen), seq: len(entries)})
+		if len(entries) == math.MaxInt32 {
+			return nil, errors.New("a perf map of more than 2^31 entries")
+		}
+		entries = append(entries, span{start: start, end: start + size, name: pack(lineStart+int64(nameAt), nameLen)})
 	}
 	m.resolve(entries)
 	return m, nil
@@ -133,11 +199,10 @@ func (m *Map) Name(r io.ReaderAt, seg Segment) (string, error) {
 	return string(b), nil
 }
 
-// readLine reads one line without its newline, and n, the bytes it took
-// in the file (0 at the end); tooLong reports a line longer than
-// MaxLine, which is consumed and not returned.
-func readLine(br *bufio.Reader) (line []byte, n int, tooLong bool, err error) {
-	var buf []byte
+// readLine reads one line without its newline, into buf, and n, the
+// bytes it took in the file (0 at the end); tooLong reports a line
+// longer than MaxLine, which is consumed and not returned.
+func readLine(br *bufio.Reader, buf []byte) (line []byte, n int, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n += len(chunk)
@@ -202,84 +267,113 @@ func parseHex(b []byte) (uint64, error) {
 // resolve turns the entries into disjoint segments, each part of an
 // address range going to the last entry (in file order) that covers it,
 // and counts the entries that start where another is still active.
-func (m *Map) resolve(entries []entry) {
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
-	// Boundaries: every start and end. Sweep them in order with the
-	// active entries in a heap by seq, the latest on top; entries that
-	// have ended leave the heap when they reach its top.
-	points := make([]uint64, 0, 2*len(entries))
-	for _, e := range entries {
-		points = append(points, e.start, e.end)
+// Entries that do not overlap (a map written once, by the JDK) are the
+// segments themselves; otherwise one sweep by address, with the entries
+// active there in a heap by file order, the latest on top, yields a
+// segment wherever the top changes: at the start of a later entry, or
+// at the end of the top one (entries that ended leave the heap when they
+// reach its top).
+func (m *Map) resolve(entries []span) {
+	slices.SortFunc(entries, func(a, b span) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.name, b.name)) })
+	disjoint := true
+	for i := 1; i < len(entries) && disjoint; i++ {
+		disjoint = entries[i].start >= entries[i-1].end
 	}
-	slices.Sort(points)
-	points = slices.Compact(points)
-	var active bySeq
+	if disjoint {
+		m.segs = slices.Clip(entries)
+		return
+	}
+	active := &byName{entries: entries}
+	m.segs = make([]span, 0, len(entries)) // more only where entries split others
 	next := 0
-	for i, p := range points {
-		for len(active) > 0 && active[0].end <= p {
-			heap.Pop(&active)
+	p := entries[0].start
+	for {
+		for active.Len() > 0 && active.top().end <= p {
+			heap.Pop(active)
 		}
 		for next < len(entries) && entries[next].start == p {
-			if len(active) > 0 {
+			if active.Len() > 0 {
 				m.Stats.Overlaps++
 			}
-			heap.Push(&active, &entries[next])
+			heap.Push(active, next)
 			next++
 		}
-		for len(active) > 0 && active[0].end <= p {
-			heap.Pop(&active)
-		}
-		if len(active) == 0 || i+1 == len(points) {
+		if active.Len() == 0 {
+			if next == len(entries) {
+				break
+			}
+			p = entries[next].start
 			continue
 		}
-		top := active[0]
-		end := points[i+1]
-		if n := len(m.segs); n > 0 && m.segs[n-1].End == p && m.segs[n-1].Entry == top.start && m.segs[n-1].NameOff == top.off {
-			m.segs[n-1].End = end // the same entry continues
-			continue
+		top := active.top()
+		end := top.end
+		if next < len(entries) && entries[next].start < end {
+			end = entries[next].start
 		}
-		m.segs = append(m.segs, Segment{Start: p, End: end, Entry: top.start, NameOff: top.off, NameLen: top.len})
+		if n := len(m.segs); n > 0 && m.segs[n-1].end == p && m.segs[n-1].name == top.name {
+			m.segs[n-1].end = end // the same entry continues
+		} else {
+			m.segs = append(m.segs, span{start: p, end: end, name: top.name})
+		}
+		p = end
 	}
+	m.segs = slices.Clip(m.segs)
 }
 
-// bySeq is a max-heap of entries by seq.
-type bySeq []*entry
+// byName is a max-heap of indices of entries, by the position of their
+// names in the file: the latest entry on top.
+type byName struct {
+	entries []span
+	idx     []int32
+}
 
-func (h bySeq) Len() int           { return len(h) }
-func (h bySeq) Less(i, j int) bool { return h[i].seq > h[j].seq }
-func (h bySeq) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *bySeq) Push(x any)        { *h = append(*h, x.(*entry)) }
-func (h *bySeq) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+func (h *byName) Len() int           { return len(h.idx) }
+func (h *byName) Less(i, j int) bool { return h.entries[h.idx[i]].name > h.entries[h.idx[j]].name }
+func (h *byName) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *byName) Push(x any)         { h.idx = append(h.idx, int32(x.(int))) }
+func (h *byName) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
 	return x
 }
+func (h *byName) top() span { return h.entries[h.idx[0]] }
 
 // Lookup returns the segment covering addr.
 func (m *Map) Lookup(addr uint64) (Segment, bool) {
-	i, found := slices.BinarySearchFunc(m.segs, addr, func(s Segment, a uint64) int { return cmp.Compare(s.Start, a) })
+	i, found := slices.BinarySearchFunc(m.segs, addr, func(s span, a uint64) int { return cmp.Compare(s.start, a) })
 	if !found {
 		i--
 	}
-	if i < 0 || addr >= m.segs[i].End {
+	if i < 0 || addr >= m.segs[i].end {
 		return Segment{}, false
 	}
-	return m.segs[i], true
+	return m.segs[i].segment(), true
 }
 
 // Ranges returns the address ranges the map covers, adjacent ones merged,
 // in address order.
 func (m *Map) Ranges() [][2]uint64 {
 	var out [][2]uint64
-	for _, s := range m.segs {
-		if n := len(out); n > 0 && out[n-1][1] == s.Start {
-			out[n-1][1] = s.End
-			continue
-		}
-		out = append(out, [2]uint64{s.Start, s.End})
+	for start, end := range m.All() {
+		out = append(out, [2]uint64{start, end})
 	}
 	return out
+}
+
+// All yields the address ranges the map covers, adjacent ones merged, in
+// address order, as Ranges returns them.
+func (m *Map) All() iter.Seq2[uint64, uint64] {
+	return func(yield func(start, end uint64) bool) {
+		for i := 0; i < len(m.segs); {
+			start, end := m.segs[i].start, m.segs[i].end
+			for i++; i < len(m.segs) && m.segs[i].start == end; i++ {
+				end = m.segs[i].end
+			}
+			if !yield(start, end) {
+				return
+			}
+		}
+	}
 }
 
 // Len returns the number of disjoint named ranges.

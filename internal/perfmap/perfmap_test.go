@@ -1,6 +1,8 @@
 package perfmap
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -121,9 +123,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, seg := range m.segs {
-			if name, err := m.Name(strings.NewReader(s), seg); err != nil || strings.ContainsAny(name, "\n") {
-				t.Fatalf("segment %+v: name %q, %v", seg, name, err)
+		for _, sp := range m.segs {
+			if name, err := m.Name(strings.NewReader(s), sp.segment()); err != nil || strings.ContainsAny(name, "\n") {
+				t.Fatalf("segment %+v: name %q, %v", sp, name, err)
 			}
 		}
 		prev := uint64(0)
@@ -153,6 +155,50 @@ func TestAnonymous(t *testing.T) {
 	for _, name := range []string{"/usr/bin/php8.2", "[vdso]", "[stack]", "/lib/libc.so.6", "/tmp/perf-1.map", "/dev/shm/code", "anon"} {
 		if Anonymous(name) {
 			t.Errorf("Anonymous(%q) = true, want false", name)
+		}
+	}
+}
+
+// TestResolveEveryAddress: on random maps of overlapping entries, every
+// address is named by the last line in the file that covers it, as a
+// scan of the lines from the last finds it, and the overlaps are counted
+// as before.
+func TestResolveEveryAddress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 500 {
+		var b strings.Builder
+		type line struct{ start, size uint64 }
+		var lines []line
+		for i := range 1 + rng.IntN(30) {
+			l := line{uint64(rng.IntN(200)), uint64(rng.IntN(40))}
+			lines = append(lines, l)
+			fmt.Fprintf(&b, "%x %x n%d\n", l.start, l.size, i)
+		}
+		input := b.String()
+		m, err := Parse(strings.NewReader(input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for addr := uint64(0); addr < 260; addr++ {
+			want := ""
+			for i := len(lines) - 1; i >= 0; i-- {
+				if l := lines[i]; addr >= l.start && addr < l.start+l.size {
+					want = fmt.Sprintf("n%d", i)
+					break
+				}
+			}
+			got := ""
+			if seg, ok := m.Lookup(addr); ok {
+				got, _ = m.Name(strings.NewReader(input), seg)
+			}
+			if got != want {
+				t.Fatalf("round %d, %#x: %q, want %q\n%s", round, addr, got, want, input)
+			}
+		}
+		for i := 1; i < len(m.segs); i++ {
+			if a, b := m.segs[i-1], m.segs[i]; a.end > b.start || a.end == b.start && a.name == b.name {
+				t.Fatalf("round %d: segments %+v and %+v overlap or are not merged", round, a, b)
+			}
 		}
 	}
 }
