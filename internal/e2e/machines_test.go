@@ -25,7 +25,7 @@ import (
 // same bytes in every run.
 func TestOtherMachineJIT(t *testing.T) {
 	t.Parallel()
-	src, err := filepath.Abs("internal/objtool/testdata/inline.c")
+	src, err := filepath.Abs(filepath.Join(testenv.RepoRoot(t), "internal/objtool/testdata/inline.c"))
 	if err != nil {
 		t.Fatal(err)
 	}

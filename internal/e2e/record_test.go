@@ -192,7 +192,9 @@ func TestRecordProtoSelfContained(t *testing.T) {
 	dir := t.TempDir()
 	work := buildWork(t, dir)
 	out := filepath.Join(dir, "work.pb.gz")
-	runPProf(t, dir, nil, "-proto", "-output", out, "-record", "--", work, "procs", "20")
+	// work's processes, and dd, whose time is the kernel's: kernel
+	// frames to name.
+	runPProf(t, dir, nil, "-proto", "-output", out, "-record", "--", "sh", "-c", work+" procs 20 && dd if=/dev/zero of=/dev/null bs=64k count=5000 2>/dev/null")
 	goCmd := testenv.Tool(t, "go", "golang")
 	// go tool pprof from the build cache it has, not one in the clean
 	// HOME.

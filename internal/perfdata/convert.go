@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,13 +188,17 @@ func newConverter(rec *Recording, opts Options) *converter {
 	kallsymsDone := make(chan struct{})
 	var ks *kallsyms
 	var from string
+	var cacheErr error
 	go func() {
 		defer close(kallsymsDone)
-		ks, from = rec.readKallsyms(opts)
+		ks, from, cacheErr = rec.readKallsyms(opts)
 	}()
 	c.sampleTypes()
 	c.setReplay()
 	<-kallsymsDone
+	if cacheErr != nil && len(rec.kernel) > 0 {
+		c.note(fmt.Sprintf("perf's copy of the recorded kernel's symbols is not read: %v", cacheErr))
+	}
 	c.setKallsyms(ks, from)
 	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: c.f.BuildIDs}
 	c.vdso = &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
@@ -286,20 +291,25 @@ func (c *converter) setReplay() {
 
 // readKallsyms reads the kernel's symbols: perf's copy of the recorded
 // kernel's, or this kernel's if it is the one recorded; nil if none. It
-// returns where they came from.
-func (rec *Recording) readKallsyms(opts Options) (*kallsyms, string) {
+// returns where they came from, and why perf's copy could not be read
+// when it is there but is not a table (a FIFO, a device).
+func (rec *Recording) readKallsyms(opts Options) (k *kallsyms, from string, cacheErr error) {
 	f := rec.f
 	if id := f.BuildIDs["[kernel.kallsyms]"]; len(id) > 1 && opts.BuildIDDir != "" {
 		path := CachePath(opts.BuildIDDir, fmt.Sprintf("%x", id), "kallsyms")
-		if k, err := readKallsyms(path); err == nil && !k.empty() {
-			return k, path
+		k, err := readKallsyms(path)
+		if err == nil && !k.empty() {
+			return k, path, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			cacheErr = err // there, but not a table to read (a FIFO, say)
 		}
 	}
 	if opts.Kallsyms != "" && (f.OSRelease == "" || f.OSRelease == opts.KernelRelease) {
 		k, _ := readKallsyms(opts.Kallsyms)
-		return k, opts.Kallsyms
+		return k, opts.Kallsyms, cacheErr
 	}
-	return nil, ""
+	return nil, "", cacheErr
 }
 
 // setKallsyms names the kernel's frames with ks, read from from, if the
