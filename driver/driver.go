@@ -181,6 +181,7 @@ func newRun(o *Options) *run {
 	}
 	r.jit = newJIT(r.flags, r.ui, r.opts.JITDirs, r.opts.Getenv, r.jitCache)
 	r.jit.binutils = r.tool == nil
+	r.jit.display, r.jit.displayText = r.displayName, r.displayText
 	r.flags.String("objtool", objtoolInProcess, "How binaries are read: inprocess or binutils")
 	r.flags.String("asm_syntax", "auto", "Assembler syntax of disassembly: auto, go, gnu or intel")
 	r.flags.AddExtraUsage(perfdataUsage)

@@ -29,6 +29,11 @@ type jitStage struct {
 	progressAt time.Duration // delay before progress is shown
 	stderrTTY  bool
 	binutils   bool // pprof's symbolizer reads binaries with binutils, not jitpprof's object tool
+	// display names a file or directory in messages, and displayText
+	// rewrites the paths in a message: a temporary one (-record's, when
+	// not kept) by what it is, since the user cannot open it once pprof
+	// ends.
+	display, displayText func(string) string
 
 	// warming counts the goroutines that load objects ahead of the stage
 	// (see preload and warmer).
@@ -44,15 +49,17 @@ type jitStage struct {
 func newJIT(flags *flagRecorder, ui UI, extraDirs []string, getenv func(string) string, cache *jprofile.Cache) *jitStage {
 	jf := defineJITFlags(flags)
 	j := &jitStage{
-		ui:         ui,
-		flags:      flags,
-		jf:         jf,
-		live:       &liveSnapshot{pid: jf.pid, anyOwner: jf.anyOwner, ui: ui},
-		cache:      cache,
-		progressAt: time.Second,
-		stderrTTY:  isTerminal(os.Stderr),
-		warned:     map[string]bool{},
-		reported:   map[*jprofile.ObjectSet]bool{},
+		ui:          ui,
+		flags:       flags,
+		jf:          jf,
+		live:        &liveSnapshot{pid: jf.pid, anyOwner: jf.anyOwner, ui: ui},
+		cache:       cache,
+		progressAt:  time.Second,
+		stderrTTY:   isTerminal(os.Stderr),
+		warned:      map[string]bool{},
+		reported:    map[*jprofile.ObjectSet]bool{},
+		display:     func(s string) string { return s },
+		displayText: func(s string) string { return s },
 	}
 	j.find = &jitFinder{flags: jf, extraDirs: extraDirs, getenv: getenv, live: j.live, warn: j.warnOnce}
 	return j
@@ -173,10 +180,14 @@ func (j *jitStage) objects(dirs, files []string, src string) *jprofile.ObjectSet
 		return set
 	}
 	for _, err := range errs {
-		j.ui.PrintErr("JIT objects: ", err)
+		j.ui.PrintErr("JIT objects: " + j.displayText(err.Error()))
 	}
 	if n := set.Len(); n > 0 {
-		j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(sourcesOf(set, dirs, files, src), ", ")))
+		names := sourcesOf(set, dirs, files, src)
+		for i, n := range names {
+			names[i] = j.display(n)
+		}
+		j.ui.Print(fmt.Sprintf("JIT objects: using %d from %s", n, strings.Join(names, ", ")))
 	}
 	return set
 }

@@ -200,7 +200,7 @@ func (f *fetcher) convertPerfData(path string) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf, err := perfdata.Open(fd, st.Size(), header)
+	pf, err := perfdata.Open(fd, st.Size(), f.run.displayName(header))
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (f *fetcher) convertPerfData(path string) (*profile.Profile, error) {
 		f.run.tidyRecording(path, nil, conv.JITFiles) // the perf maps, kept with it
 	}
 	jitDirs, jitFiles := j.find.perfSources(conv.JITFiles, conv.PIDs, path)
-	j.extendPerf(p, path, jitDirs, jitFiles)
+	j.extendPerf(p, f.run.displayName(path), jitDirs, jitFiles)
 	return p, nil
 }
 

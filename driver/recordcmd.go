@@ -257,6 +257,35 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// displayName names path in messages: as it is, or, for this run's
+// recording when it is not kept (a temporary file, gone once pprof ends),
+// and for what is in its directory, by what it is.
+func (r *run) displayName(path string) string {
+	if r.recordTemp == "" || r.recordPath == "" {
+		return path
+	}
+	switch {
+	case path == r.recordPath:
+		return "the recording"
+	case path == jitDirOf(r.recordPath):
+		return "the recording's JIT files"
+	case strings.HasPrefix(path, r.recordTemp+string(filepath.Separator)):
+		return "the recording's " + filepath.Base(path)
+	}
+	return path
+}
+
+// displayText is msg with the paths of this run's recording, when it is
+// not kept, replaced as displayName names them.
+func (r *run) displayText(msg string) string {
+	if r.recordTemp == "" || r.recordPath == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, jitDirOf(r.recordPath)+string(filepath.Separator), "the recording's ")
+	msg = strings.ReplaceAll(msg, jitDirOf(r.recordPath), "the recording's JIT files")
+	return strings.ReplaceAll(msg, r.recordPath, "the recording")
+}
+
 // closeRecording removes the temporary recording.
 func (r *run) closeRecording() {
 	if r.recordTemp != "" {

@@ -87,6 +87,13 @@ func TestRecordNodeNothingSet(t *testing.T) {
 	again := runPProf(t, t.TempDir(), nil, "-top", "-nodecount=10000", saved)
 	requireShares(t, again, 10, "fib")
 
+	// Not kept: no message names the temporary recording or its JIT
+	// files, which are gone once pprof ends.
+	temp := runPProf(t, dir, []string{"TMPDIR=" + t.TempDir()}, "-top", "-nodecount=10000", "-record", "--", node, script, "500")
+	if strings.Contains(string(temp.stderr), "pprof-record-") || !strings.Contains(string(temp.stderr), "JIT objects: using 1 from the recording's JIT files") {
+		t.Errorf("the messages of a recording not kept:\n%s", temp.stderr)
+	}
+
 	// -record_jit=false: the environment is left alone, and V8 writes
 	// nothing.
 	plain := runPProf(t, dir, nil, "-top", "-nodecount=10000", "-record", "-record_jit=false", "--", node, script, "500")
