@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -150,52 +148,6 @@ func sameLinesAndUpstreamUnstable(t *testing.T, got, want []byte, upstream func(
 		}
 	}
 	return false
-}
-
-// goProfiles writes a real CPU and heap profile of this test process with
-// runtime/pprof (the proto format) and returns their paths.
-func goProfiles(t *testing.T) (cpu, heap string) {
-	t.Helper()
-	dir := t.TempDir()
-	cpu, heap = filepath.Join(dir, "go.cpu.pb.gz"), filepath.Join(dir, "go.heap.pb.gz")
-	f, err := os.Create(cpu)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		t.Fatal(err)
-	}
-	var sink []string
-	for i := range 200000 {
-		sink = append(sink, strings.Repeat("x", i%64))
-	}
-	runtime.KeepAlive(busy(200e6))
-	pprof.StopCPUProfile()
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	runtime.GC()
-	h, err := os.Create(heap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pprof.Lookup("heap").WriteTo(h, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Close(); err != nil {
-		t.Fatal(err)
-	}
-	runtime.KeepAlive(sink)
-	return cpu, heap
-}
-
-//go:noinline
-func busy(n int) int {
-	x := 0
-	for i := 0; i < n; i++ {
-		x = x*31 + i
-	}
-	return x
 }
 
 // TestNativeSameAsUpstream profiles a real C++ program with gperftools

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,24 +163,5 @@ func TestGoBinaryDwarfUnwinding(t *testing.T) {
 				t.Errorf("%d of %d samples in main.leaf have main.mid, main.top and main.main above it", whole, leaf)
 			}
 		})
-	}
-}
-
-// perfRecord runs perf record -q -e cpu-clock with args; a machine where
-// perf cannot record skips the test, or fails it under CI.
-func perfRecord(t *testing.T, perf string, args ...string) {
-	t.Helper()
-	perfRecordEvents(t, perf, "cpu-clock", args...)
-}
-
-// perfRecordEvents is perfRecord of the events events (perf record -e).
-func perfRecordEvents(t *testing.T, perf, events string, args ...string) {
-	t.Helper()
-	rec := exec.Command(perf, append([]string{"record", "-q", "-e", events}, args...)...)
-	if out, err := rec.CombinedOutput(); err != nil {
-		if testenv.InCI() {
-			t.Fatalf("perf record: %v\n%s", err, out)
-		}
-		t.Skipf("perf cannot record here: %v\n%s", err, out)
 	}
 }

@@ -2,24 +2,23 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"debug/elf"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"regexp"
+
 	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/hostile"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/testenv"
-	"regexp"
 )
 
 // The hostile corpus's binaries, debug servers and source files: inputs
@@ -74,47 +73,6 @@ func writeProfile(t *testing.T, path string, p *profile.Profile) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// timeTool measures the peak RSS of the hostile corpus's pprof runs.
-const timeTool = "/usr/bin/time"
-
-// measured is a pprof run through GNU time.
-type measured struct {
-	result
-	rss     int64 // peak, in bytes
-	elapsed time.Duration
-	timeout bool
-}
-
-// runMeasured runs pprof with args in dir, with env, through GNU time,
-// for at most limit.
-func runMeasured(t *testing.T, dir string, env []string, limit time.Duration, args ...string) measured {
-	t.Helper()
-	if _, err := os.Stat(timeTool); err != nil {
-		testenv.Missing(t, timeTool, "apt-get install time")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	// Through GNU time: a process forked from this (large) test binary
-	// would report the test's own peak RSS, which Linux carries across
-	// exec.
-	rssFile := filepath.Join(t.TempDir(), "rss")
-	cmd := exec.CommandContext(ctx, timeTool, append([]string{"-f", "%M", "-o", rssFile, pprofBin}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(t), env...)
-	cmd.WaitDelay = time.Second
-	start := time.Now()
-	m := measured{result: run(cmd)}
-	m.elapsed = time.Since(start)
-	m.timeout = ctx.Err() != nil
-	if b, err := os.ReadFile(rssFile); err == nil {
-		if fields := strings.Fields(string(b)); len(fields) > 0 {
-			kb, _ := strconv.ParseInt(fields[len(fields)-1], 10, 64)
-			m.rss = kb << 10
-		}
-	}
-	return m
 }
 
 // check fails t unless m ended in time, without a panic, with every one

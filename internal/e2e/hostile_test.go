@@ -329,18 +329,3 @@ func TestHostileCorpus(t *testing.T) {
 	}
 	t.Logf("%d cases; worst time %v, worst peak RSS %d MiB", len(cases), worstTime.Round(time.Millisecond), worstRSS>>20)
 }
-
-// measuredRun is runMeasured, failing t if pprof did not end within
-// limit or its peak RSS could not be read: what it printed, its peak RSS
-// and how long it took.
-func measuredRun(t *testing.T, dir string, env []string, limit time.Duration, args ...string) (result, int64, time.Duration) {
-	t.Helper()
-	m := runMeasured(t, dir, env, limit, args...)
-	if m.timeout {
-		t.Fatalf("did not end within %v", limit)
-	}
-	if m.rss == 0 {
-		t.Fatal("no peak RSS from /usr/bin/time")
-	}
-	return m.result, m.rss, m.elapsed
-}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/cfi"
 	"github.com/jitpprof/pprof/internal/jitdump"
 	"github.com/jitpprof/pprof/internal/testenv"
@@ -152,43 +150,6 @@ type codeRange struct {
 	name        string
 }
 
-// nameAt returns the name of the last range of ranges (in file order)
-// that covers addr, or "": in a perf map, a later line over the same
-// addresses wins.
-func nameAt(ranges []codeRange, addr uint64) string {
-	name := ""
-	for _, r := range ranges {
-		if addr >= r.start && addr-r.start < r.size {
-			name = r.name
-		}
-	}
-	return name
-}
-
-// readPerfMapLines reads a perf map line by line, in file order.
-func readPerfMapLines(t *testing.T, path string) []codeRange {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []codeRange
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), " ", 3)
-		if len(fields) != 3 {
-			continue
-		}
-		start, err1 := strconv.ParseUint(strings.TrimPrefix(fields[0], "0x"), 16, 64)
-		size, err2 := strconv.ParseUint(strings.TrimPrefix(fields[1], "0x"), 16, 64)
-		if err1 == nil && err2 == nil {
-			out = append(out, codeRange{start, size, fields[2]})
-		}
-	}
-	return out
-}
-
 // readCodeLoads returns the CODE_LOAD records of a little-endian jitdump
 // written by V8, in file order, with CODE_MOVE applied.
 func readCodeLoads(t *testing.T, path string) []codeRange {
@@ -234,42 +195,6 @@ func v8Function(name string) string {
 	rest = strings.TrimLeft(rest, "*~^+")
 	fn, _, _ := strings.Cut(rest, " ")
 	return fn
-}
-
-// referenceFlat sums the profile's CPU time (ms) per function of the
-// leaf addresses outside file mappings, named by name.
-func referenceFlat(t *testing.T, prof string, name func(uint64) string) map[string]int64 {
-	t.Helper()
-	f, err := os.Open(prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The profile's own memory map, as upstream parsed it: only named
-	// file mappings count as files here.
-	inFile := func(addr uint64) bool {
-		for _, m := range p.Mapping {
-			if m.File != "" && !strings.HasPrefix(m.File, "[") && addr >= m.Start && addr < m.Limit {
-				return true
-			}
-		}
-		return false
-	}
-	want := map[string]int64{}
-	for _, s := range p.Sample {
-		addr := s.Location[0].Address
-		if inFile(addr) {
-			continue
-		}
-		if n := name(addr); n != "" {
-			want[n] += s.Value[1] / 1e6
-		}
-	}
-	return want
 }
 
 // checkFlat checks the flat values -top -unit=ms prints for fns.

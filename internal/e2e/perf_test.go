@@ -82,21 +82,6 @@ func checkOtherRunLeftOut(t *testing.T, stderr []byte) {
 	}
 }
 
-// freshPerfDir returns the directory of the recordings ./test.sh makes
-// with testdata/perf/generate.sh ($JITPPROF_FRESH_PERF); without it, the
-// test is skipped, or fails under CI.
-func freshPerfDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("JITPPROF_FRESH_PERF")
-	if dir == "" {
-		if testenv.InCI() {
-			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
-		}
-		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
-	}
-	return dir
-}
-
 // TestPerfDataGolden checks the checked-in recordings of
 // testdata/perf/golden the same way. Their kernel frames name the kernel
 // of the machine that recorded them, their vDSO frames its vDSO (perf

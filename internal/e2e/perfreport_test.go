@@ -17,7 +17,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/perfdata"
+	"github.com/jitpprof/pprof/internal/testenv"
 )
 
 // perfReportShares reads perf report --no-children --sort sym --stdio -q
@@ -419,4 +421,67 @@ func withoutTemplateArgs(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// perfRecord runs perf record -q -e cpu-clock with args; a machine where
+// perf cannot record skips the test, or fails it under CI.
+func perfRecord(t *testing.T, perf string, args ...string) {
+	t.Helper()
+	perfRecordEvents(t, perf, "cpu-clock", args...)
+}
+
+// perfRecordEvents is perfRecord of the events events (perf record -e).
+func perfRecordEvents(t *testing.T, perf, events string, args ...string) {
+	t.Helper()
+	rec := exec.Command(perf, append([]string{"record", "-q", "-e", events}, args...)...)
+	if out, err := rec.CombinedOutput(); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("perf record: %v\n%s", err, out)
+		}
+		t.Skipf("perf cannot record here: %v\n%s", err, out)
+	}
+}
+
+// freshPerfDir returns the directory of the recordings ./test.sh makes
+// with testdata/perf/generate.sh ($JITPPROF_FRESH_PERF); without it, the
+// test is skipped, or fails under CI.
+func freshPerfDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("JITPPROF_FRESH_PERF")
+	if dir == "" {
+		if testenv.InCI() {
+			t.Fatal("JITPPROF_FRESH_PERF is not set: under CI, ./test.sh must record the perf.data files")
+		}
+		t.Skip("needs the recordings of testdata/perf/generate.sh (JITPPROF_FRESH_PERF)")
+	}
+	return dir
+}
+
+// withoutArgs drops the parameter list of a C++ name, as pprof's default
+// demangling does: "wasmwork::fib(unsigned int)" is "wasmwork::fib".
+func withoutArgs(name string) string {
+	if i := strings.IndexByte(name, '('); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// valueOf returns, of a profile, the sum of the values of sample type
+// typ of the samples whose stack has a function named fn ("" for all).
+func valueOf(t *testing.T, p *profile.Profile, typ, fn string) int64 {
+	t.Helper()
+	// An event recorded in user space only is "cpu-clock:u".
+	i := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == typ || st.Type == typ+":u" })
+	if i < 0 {
+		t.Fatalf("no sample type %s in %v", typ, p.SampleType)
+	}
+	var sum int64
+	for _, s := range p.Sample {
+		if fn == "" || slices.ContainsFunc(s.Location, func(l *profile.Location) bool {
+			return slices.ContainsFunc(l.Line, func(ln profile.Line) bool { return ln.Function.Name == fn })
+		}) {
+			sum += s.Value[i]
+		}
+	}
+	return sum
 }

@@ -7,14 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
 
@@ -25,51 +22,6 @@ import (
 // script on the same recording (-record_output), with upstream pprof
 // and go tool pprof reading its -proto, and with what the programs
 // measure.
-
-// requireRecord skips the test in -short mode and where this user may
-// not record (fails it under CI).
-func requireRecord(t *testing.T) {
-	t.Helper()
-	if testing.Short() && !testenv.InCI() {
-		t.Skip("records programs for seconds")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("-record needs Linux")
-	}
-	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
-	if err != nil {
-		testenv.Missing(t, "perf events (/proc/sys/kernel/perf_event_paranoid)", "a Linux kernel with perf events")
-	}
-	if strings.TrimSpace(string(b)) > "2" && os.Geteuid() != 0 {
-		testenv.Missing(t, "the permission to record (kernel.perf_event_paranoid is "+strings.TrimSpace(string(b))+")", "run as root")
-	}
-}
-
-// requireRoot skips the test (fails it under CI) unless it runs as root.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Missing(t, "root", "run the tests as root (./test.sh does)")
-	}
-}
-
-// buildC compiles the C program src (under testdata) into dir with gcc
-// and flags, and returns the executable's path.
-func buildC(t *testing.T, dir, src, name string, flags ...string) string {
-	t.Helper()
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	bin := filepath.Join(dir, name)
-	args := append(append([]string{"-g", "-pthread"}, flags...), "-o", bin, filepath.Join(testenv.RepoRoot(t), "testdata", src))
-	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// buildWork builds testdata/perf/work.c with frame pointers.
-func buildWork(t *testing.T, dir string) string {
-	return buildC(t, dir, "perf/work.c", "work", "-O1", "-fno-omit-frame-pointer")
-}
 
 // TestRecordTopMatchesPerfReport records work.c in three threads and
 // keeps the recording: every function with 1% or more in perf report
@@ -458,24 +410,4 @@ func TestRecordEndedEarly(t *testing.T) {
 			t.Errorf("the command after pprof was killed: state %s, tracer %s", state, tracer)
 		}
 	})
-}
-
-// valueOf returns, of a profile, the sum of the values of sample type
-// typ of the samples whose stack has a function named fn ("" for all).
-func valueOf(t *testing.T, p *profile.Profile, typ, fn string) int64 {
-	t.Helper()
-	// An event recorded in user space only is "cpu-clock:u".
-	i := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == typ || st.Type == typ+":u" })
-	if i < 0 {
-		t.Fatalf("no sample type %s in %v", typ, p.SampleType)
-	}
-	var sum int64
-	for _, s := range p.Sample {
-		if fn == "" || slices.ContainsFunc(s.Location, func(l *profile.Location) bool {
-			return slices.ContainsFunc(l.Line, func(ln profile.Line) bool { return ln.Function.Name == fn })
-		}) {
-			sum += s.Value[i]
-		}
-	}
-	return sum
 }

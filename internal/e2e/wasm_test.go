@@ -83,12 +83,3 @@ func TestPerfDataWasm(t *testing.T) {
 		})
 	}
 }
-
-// withoutArgs drops the parameter list of a C++ name, as pprof's default
-// demangling does: "wasmwork::fib(unsigned int)" is "wasmwork::fib".
-func withoutArgs(name string) string {
-	if i := strings.IndexByte(name, '('); i > 0 {
-		return name[:i]
-	}
-	return name
-}
