@@ -295,7 +295,7 @@ func (c *Client) get(ctx context.Context, url, dir, path string, id []byte) erro
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			err = cause // the limit that ended it, rather than how
 		}
-		return fmt.Errorf("debuginfod: %s: %v", safename.String(url), err)
+		return fmt.Errorf("debuginfod: %s: %w", safename.String(url), err)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -123,7 +123,7 @@ func mipsN64(c elf.Class, flags uint32) bool {
 // decodeErr is the error of disasm.Decode on file, whose only error is a
 // machine it has no decoder for: it says how to have objdump try.
 func decodeErr(file string, err error) error {
-	return fmt.Errorf("%s: %v; run with -objtool=binutils (or PPROF_OBJTOOL=binutils) to have objdump disassemble it", file, err)
+	return fmt.Errorf("%s: %w; run with -objtool=binutils (or PPROF_OBJTOOL=binutils) to have objdump disassemble it", file, err)
 }
 
 // symbolNamer returns what disasm.Decode names jump and call targets

@@ -42,7 +42,7 @@ func (f *objFile) baseFor(addr uint64) (uint64, error) {
 	f.baseDone = true
 	ph, err := f.m.programHeader(f.b.f, addr)
 	if err != nil {
-		f.baseErr = fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %v", f.b.path, upstreamMapping(f.m), addr, err)
+		f.baseErr = fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %w", f.b.path, upstreamMapping(f.m), addr, err)
 		return 0, f.baseErr
 	}
 	// Upstream also notes whether the segment is data, to ask

@@ -180,7 +180,7 @@ func openRegular(path string) (*os.File, uint64, error) {
 	st, err := fd.Stat()
 	if err != nil {
 		fd.Close()
-		return nil, 0, fmt.Errorf("error opening %s: %v", path, err)
+		return nil, 0, fmt.Errorf("error opening %s: %w", path, err)
 	}
 	return fd, uint64(st.Size()), nil
 }

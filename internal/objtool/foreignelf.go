@@ -33,7 +33,7 @@ func newELF(r io.ReaderAt, size uint64) (*elf.File, error) {
 func openELF(path string, fd *os.File, size uint64, o foreignOpts) (*foreignBin, error) {
 	f, err := newELF(fd, size)
 	if err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	if f.Type == elf.ET_REL {
 		// Its DWARF would need relocating, which only elfrel does, for
@@ -98,7 +98,7 @@ func openELF(path string, fd *os.File, size uint64, o foreignOpts) (*foreignBin,
 		err = each(func(jitsym.Sym) bool { b.nsyms++; return true })
 	}
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, fmt.Errorf("error reading ELF file %s: %v", path, err)
+		return nil, fmt.Errorf("error reading ELF file %s: %w", path, err)
 	}
 	b.symSeq = func(yield func(jitsym.Sym) bool) { each(yield) }
 	if f.Machine == elf.EM_ARM {
@@ -181,7 +181,7 @@ func elfSymbols(f *elf.File, typ elf.SectionType, fn func(elfSym) bool) error {
 	}
 	strData, err := f.Sections[s.Link].Data()
 	if err != nil {
-		return fmt.Errorf("string table %s: %v", f.Sections[s.Link].Name, err)
+		return fmt.Errorf("string table %s: %w", f.Sections[s.Link].Name, err)
 	}
 	strs := string(strData)
 	var nuls []uint32
@@ -202,7 +202,7 @@ func elfSymbols(f *elf.File, typ elf.SectionType, fn func(elfSym) bool) error {
 	for off := entSize; off < s.Size; {
 		chunk := buf[:min(uint64(len(buf)), s.Size-off)]
 		if _, err := s.ReadAt(chunk, int64(off)); err != nil {
-			return fmt.Errorf("symbol table %s: %v", s.Name, err)
+			return fmt.Errorf("symbol table %s: %w", s.Name, err)
 		}
 		for e := chunk; len(e) > 0; e = e[entSize:] {
 			var sym elfSym

@@ -175,7 +175,7 @@ func (t *Tool) openForeignFile(e *foreignEntry, start, limit, offset uint64) (gd
 		f.baseDone = true
 	case "ELF":
 		if _, err := getBase(b.elfType, b.textPH, nil, start, limit, offset); err != nil {
-			return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %v", b.path, b.path, err)
+			return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %w", b.path, b.path, err)
 		}
 	}
 	return f, nil
@@ -209,7 +209,7 @@ func (f *foreignFile) baseFor(addr uint64) (uint64, error) {
 	f.baseDone = true
 	ph, err := programHeaderOf(&f.m, f.e.b.progs, f.e.b.textPH, addr)
 	if err != nil {
-		f.baseErr = fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %v", f.e.b.path, upstreamMapping(f.m), addr, err)
+		f.baseErr = fmt.Errorf("failed to find program header for file %q, ELF mapping %#v, address %x: %w", f.e.b.path, upstreamMapping(f.m), addr, err)
 		return 0, f.baseErr
 	}
 	f.base, f.baseErr = getBase(f.e.b.elfType, ph, nil, f.m.start, f.m.limit, f.m.offset)

@@ -22,7 +22,7 @@ import (
 func openMachO(path string, fd *os.File, size uint64) (*foreignBin, error) {
 	f, err := newMachO(fd, size)
 	if err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	b, err := fromMachO(path, f, fd)
 	return withDSYM(b, err, size)
@@ -106,7 +106,7 @@ func fatMembers(r io.ReaderAt, size uint64) ([]fatMember, error) {
 func openFatMachO(path string, fd *os.File, size uint64) (*foreignBin, error) {
 	ms, err := fatMembers(fd, size)
 	if err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	cpu, ok := machoCPU()
 	if !ok {
@@ -118,7 +118,7 @@ func openFatMachO(path string, fd *os.File, size uint64) (*foreignBin, error) {
 		if m.cpu == cpu || m.cpu == cpu|0x01000000 {
 			f, err := newMachO(io.NewSectionReader(fd, int64(m.off), int64(m.size)), m.size)
 			if err != nil {
-				return nil, fmt.Errorf("error parsing %s: %v", path, err)
+				return nil, fmt.Errorf("error parsing %s: %w", path, err)
 			}
 			b, err := fromMachO(path, f, fd)
 			return withDSYM(b, err, m.size)
@@ -251,13 +251,13 @@ func readDSYM(b *foreignBin, path string, fd *os.File, size uint64) (*foreignBin
 	if _, err := fd.ReadAt(magic[:], 0); err != nil || binary.BigEndian.Uint32(magic[:]) != macho.MagicFat {
 		f, err := newMachO(fd, size)
 		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %v", path, err)
+			return nil, fmt.Errorf("error parsing %s: %w", path, err)
 		}
 		return fromMachO(path, f, nil)
 	}
 	ms, err := fatMembers(fd, size)
 	if err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	var byCPU *foreignBin
 	for _, m := range ms {

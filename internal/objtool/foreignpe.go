@@ -15,11 +15,11 @@ import (
 // first (see checkPE).
 func openPE(path string, fd *os.File, size uint64) (*foreignBin, error) {
 	if err := checkPE(fd, size); err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	f, err := pe.NewFile(fd)
 	if err != nil {
-		return nil, fmt.Errorf("error parsing %s: %v", path, err)
+		return nil, fmt.Errorf("error parsing %s: %w", path, err)
 	}
 	b := &foreignBin{path: path, format: "PE", closer: fd, bo: binary.LittleEndian, dwarf: map[string]rawSection{}}
 	switch h := f.OptionalHeader.(type) {
@@ -77,7 +77,7 @@ func openPE(path string, fd *os.File, size uint64) (*foreignBin, error) {
 		}
 		name, err := s.FullName(f.StringTable)
 		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: symbol %d: %v", path, i, err)
+			return nil, fmt.Errorf("error parsing %s: symbol %d: %w", path, i, err)
 		}
 		b.syms = append(b.syms, jitsym.Sym{Name: name, Addr: addr})
 	}

@@ -372,7 +372,7 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 				return nil, e.err
 			}
 		}
-		return nil, fmt.Errorf("error reading ELF file %s: %v", name, b.err)
+		return nil, fmt.Errorf("error reading ELF file %s: %w", name, b.err)
 	}
 	m := mapping{start: start, limit: limit, offset: offset}
 	// Like upstream: only a kernel image, or a mapping that is not page
@@ -384,14 +384,14 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 		}
 		v, ok, err := symbolValue(b.f, relocationSymbol)
 		if err != nil {
-			return nil, fmt.Errorf("error reading ELF file %s: %v", name, err)
+			return nil, fmt.Errorf("error reading ELF file %s: %w", name, err)
 		}
 		if ok {
 			m.kernelOffset = &v
 		}
 	}
 	if _, err := getBase(b.f.Type, textProgHeader(b.f), m.kernelOffset, start, limit, offset); err != nil {
-		return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %v", name, name, err)
+		return nil, fmt.Errorf("error reading ELF file %s: could not identify base for %s: %w", name, name, err)
 	}
 	return &objFile{t: t, b: b, m: m}, nil
 }
@@ -400,12 +400,12 @@ func (t *Tool) Open(name string, start, limit, offset uint64, relocationSymbol s
 func readMagic(name string) ([]byte, error) {
 	f, err := regfile.Open(name) // a FIFO named in a profile would block os.Open
 	if err != nil {
-		return nil, fmt.Errorf("error opening %s: %v", name, &fs.PathError{Op: "open", Path: name, Err: err})
+		return nil, fmt.Errorf("error opening %s: %w", name, &fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	defer f.Close()
 	magic := make([]byte, 4)
 	if _, err := io.ReadFull(f, magic); err != nil {
-		return nil, fmt.Errorf("error reading magic number from %s: %v", name, err)
+		return nil, fmt.Errorf("error reading magic number from %s: %w", name, err)
 	}
 	return magic, nil
 }
