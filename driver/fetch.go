@@ -78,11 +78,11 @@ func (f *fetcher) buildIDDir() string {
 	if dir := getenv("PERF_BUILDID_DIR"); dir != "" {
 		return dir
 	}
-	config, err := perfconfig.Load(getenv, perfconfig.SystemFile)
+	dir, err := perfconfig.BuildIDDir(getenv, perfconfig.SystemFile)
 	if err != nil {
 		f.run.jit.warnOnce(fmt.Sprintf("perf's configuration: %v", err))
 	}
-	return config.BuildIDDir(getenv)
+	return dir
 }
 
 // fetchData reads the profile data of src. A source that names an
