@@ -16,7 +16,10 @@ Checks, in order:
              JIT code
   symbols    llvm-symbolizer --obj=jit/NAME.elf maps sampled JIT addresses
              to functions of workload.c with a line number; CPU samples
-             spread over >= 5 JIT functions and >= 3 libleaf functions
+             spread over >= 5 JIT functions (>= 1% of the samples each as
+             the leaf frame) and >= 3 libleaf functions (>= 0.5% each:
+             leaf_mix64 has 2 to 3% of a run's 600 to 900 samples, but
+             one run in CI had 4 of 583)
 
 With --summary it also prints per-function sample counts and a few example
 addresses with their llvm-symbolizer --inlining output.
@@ -361,12 +364,12 @@ def main():
             leaf_flat[fr[0].get("FunctionName", "??")] += c
     total = sum(c for c, _ in cpu)
     busy_jit = [n for n, c in jit_flat.items() if c * 100 >= total]
-    busy_leaf = [n for n, c in leaf_flat.items() if c * 100 >= total and n.startswith("leaf_")]
+    busy_leaf = [n for n, c in leaf_flat.items() if c * 200 >= total and n.startswith("leaf_")]
     f.check(len(busy_jit) >= 5,
             f"symbols: cpu.prof: only {len(busy_jit)} JIT functions with >= 1% of "
             f"samples as leaf frame: {dict(jit_flat)}")
     f.check(len(busy_leaf) >= 3,
-            f"symbols: cpu.prof: only {len(busy_leaf)} libleaf functions with >= 1% "
+            f"symbols: cpu.prof: only {len(busy_leaf)} libleaf functions with >= 0.5% "
             f"of samples as leaf frame: {dict(leaf_flat)}")
 
     if args.summary:
