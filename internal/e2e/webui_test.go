@@ -52,9 +52,7 @@ func TestWebUI(t *testing.T) {
 			if err := page.Navigate(base + tc.path); err != nil {
 				t.Fatal(err)
 			}
-			cond := `(() => { const t = document.body.innerText + [...document.querySelectorAll('svg text')].map(e => e.textContent).join('\n'); return ` +
-				jsIncludesAll("t", tc.want) + `; })()`
-			if err := page.WaitFor(cond, 20*time.Second); err != nil {
+			if err := page.WaitFor(viewShows(tc.want), 20*time.Second); err != nil {
 				text, _ := browsertest.EvalAs[string](page, `document.body.innerText.slice(0, 3000)`)
 				t.Errorf("%s view lacks some of %q: %v\npage text: %s", tc.view, tc.want, err, text)
 			}
@@ -110,24 +108,40 @@ func serveWebUI(t *testing.T, dir string, env []string, args ...string) string {
 func TestWebUIPerfData(t *testing.T) {
 	dir := freshPerfDir(t)
 	base := serveWebUI(t, t.TempDir(), nil, filepath.Join(dir, "node.data"))
-	page := browsertest.Start(t).NewPage(t)
-	for _, tc := range []struct {
-		view, path string
-		want       []string
-	}{
+	checkViews(t, base, []webView{
 		{view: "top", path: "/ui/top", want: []string{"fib", "sieve", "v8::internal::"}},
 		{view: "flame graph", path: "/ui/flamegraph", want: []string{"fib", "sieve"}},
-	} {
+	})
+}
+
+// A webView is a page of the web UI and texts it must show.
+type webView struct {
+	view, path string
+	want       []string
+}
+
+// checkViews opens each view of the web UI served at base in headless
+// Chromium and fails t unless its text (the SVG's included) shows all
+// its want within 20 s.
+func checkViews(t *testing.T, base string, views []webView) {
+	t.Helper()
+	page := browsertest.Start(t).NewPage(t)
+	for _, tc := range views {
 		if err := page.Navigate(base + tc.path); err != nil {
 			t.Fatal(err)
 		}
-		cond := `(() => { const t = document.body.innerText + [...document.querySelectorAll('svg text')].map(e => e.textContent).join('\n'); return ` +
-			jsIncludesAll("t", tc.want) + `; })()`
-		if err := page.WaitFor(cond, 20*time.Second); err != nil {
+		if err := page.WaitFor(viewShows(tc.want), 20*time.Second); err != nil {
 			text, _ := browsertest.EvalAs[string](page, `document.body.innerText.slice(0, 3000)`)
 			t.Errorf("%s view lacks some of %q: %v\npage text: %s", tc.view, tc.want, err, text)
 		}
 	}
+}
+
+// viewShows returns a JavaScript condition true when the page's text,
+// with its SVG's, contains every string of want.
+func viewShows(want []string) string {
+	return `(() => { const t = document.body.innerText + [...document.querySelectorAll('svg text')].map(e => e.textContent).join('\n'); return ` +
+		jsIncludesAll("t", want) + `; })()`
 }
 
 // jsIncludesAll returns a JavaScript expression true when the string
@@ -144,4 +158,21 @@ func jsIncludesAll(v string, want []string) string {
 func jsString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// TestWebUIRecordNode is the one command a Node.js user runs: pprof
+// -http -record -- node work.js, no flag given to node and no other
+// tool installed. The web UI shows the JavaScript functions with their
+// file:line (from the jitdump V8 was told to write), V8's C++ and libc
+// by their names, and the kernel's functions from its symbols.
+func TestWebUIRecordNode(t *testing.T) {
+	requireRecord(t)
+	node := testenv.Tool(t, "node", "nodejs")
+	script := filepath.Join(testenv.RepoRoot(t), "testdata", "node", "work.js")
+	base := serveWebUI(t, t.TempDir(), nil, "-record", "--", node, script, "1500")
+	checkViews(t, base, []webView{
+		{view: "top by line", path: "/ui/top?g=lines", want: []string{"fib", "work.js:5", "sieve", "work.js:6"}},
+		{view: "top", path: "/ui/top", want: []string{"fib", "strwork", "v8::internal::", "__libc_start_call_main", "entry_SYSCALL_64"}},
+		{view: "flame graph", path: "/ui/flamegraph", want: []string{"fib", "sieve", "main"}},
+	})
 }
