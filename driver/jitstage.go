@@ -337,7 +337,9 @@ func (j *jitStage) hintAnonymous(p *profile.Profile, src string) {
 		if len(l.Line) > 0 || l.Address == 0 {
 			continue
 		}
-		if m := l.Mapping; m != nil && m.File == "" && m.Start != 0 && m.Limit != ^uint64(0) {
+		// No name: a legacy profile's anonymous memory; "//anon": a
+		// perf.data's (perf's name, which the converter keeps).
+		if m := l.Mapping; m != nil && (m.File == "" || m.File == "//anon") && m.Start != 0 && m.Limit != ^uint64(0) {
 			anon += n
 		}
 	}

@@ -54,8 +54,8 @@ func TestPerfDataMatchesPerfReport(t *testing.T) {
 			// times: without the replay jit_first's samples would count
 			// for jit_second, and jit_moved's before its move would be
 			// unnamed.
-			if name == "jitreuse/jitreuse" && (got["jit_first"] < 10 || got["jit_moved"] < 10 || got["<unknown>"] > 1) {
-				t.Errorf("moved and reused JIT code not replayed: jit_first %.2f%%, jit_moved %.2f%%, <unknown> %.2f%%", got["jit_first"], got["jit_moved"], got["<unknown>"])
+			if name == "jitreuse/jitreuse" && (got["jit_first"] < 10 || got["jit_moved"] < 10 || got["[anon]"] > 1) {
+				t.Errorf("moved and reused JIT code not replayed: jit_first %.2f%%, jit_moved %.2f%%, [anon] %.2f%%", got["jit_first"], got["jit_moved"], got["[anon]"])
 			}
 		})
 	}

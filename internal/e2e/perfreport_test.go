@@ -109,7 +109,8 @@ const kernelRow = "[[kernel.kallsyms]]"
 // unnamedRow is the row the shares of code neither tool names are
 // compared in: perf report lists each address of such code
 // ("0x000000000009e154", "[unknown]"), pprof each file's
-// ("[beam.smp]", kernelRow) and anonymous memory's ("<unknown>"). PLT
+// ("[beam.smp]", kernelRow) and anonymous memory's ("[anon]", perf's
+// "//anon"; "<unknown>" where a location has no mapping). PLT
 // stubs are counted there too: perf report names each after the
 // function it jumps to (malloc@plt); pprof, as llvm-symbolizer and
 // addr2line, after the symbol before the .plt section, _init (of .init,

@@ -339,7 +339,14 @@ func (c *converter) mappingOf(mm *mmapping, quiet bool) *profile.Mapping {
 	}
 	p := c.p
 	// The file's name is the recording's: reports print it as it is.
-	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: safename.Escape(mm.file)}
+	// Anonymous memory is perf's "//anon", which upstream's symbolizer
+	// skips as a mapping no file can symbolize (with no name, it would
+	// ask for PPROF_BINARY_PATH).
+	file := mm.file
+	if file == "" {
+		file = "//anon"
+	}
+	m := &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: mm.start, Limit: mm.limit, Offset: mm.offset, File: safename.Escape(file)}
 	c.mappings[mm] = m
 	if id := mm.buildID; id != nil {
 		m.BuildID = fmt.Sprintf("%x", id)

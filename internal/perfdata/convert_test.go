@@ -85,7 +85,7 @@ func stackOf(s *profile.Sample) string {
 		case l.Mapping != nil && l.Mapping.File != "":
 			name = l.Mapping.File
 		case l.Mapping != nil:
-			name = "anon"
+			name = "(no name)"
 		}
 		out = append(out, fmt.Sprintf("%s@%#x", name, l.Address))
 	}
@@ -228,9 +228,9 @@ func TestConverterReplay(t *testing.T) {
 		want      []string
 		note      string
 	}{
-		{"replayed", true, fakeJIT{true}, []string{"oldfn@0x7010", "anon@0x7010", "/bin/node@0x400100"}, ""},
-		{"no code replaced", true, fakeJIT{false}, []string{"anon@0x7010", "/bin/node@0x400100"}, ""},
-		{"not CLOCK_MONOTONIC", false, fakeJIT{true}, []string{"anon@0x7010", "/bin/node@0x400100"}, "record with perf record -k 1"},
+		{"replayed", true, fakeJIT{true}, []string{"oldfn@0x7010", "//anon@0x7010", "/bin/node@0x400100"}, ""},
+		{"no code replaced", true, fakeJIT{false}, []string{"//anon@0x7010", "/bin/node@0x400100"}, ""},
+		{"not CLOCK_MONOTONIC", false, fakeJIT{true}, []string{"//anon@0x7010", "/bin/node@0x400100"}, "record with perf record -k 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := synthetic([]Attr{cpuClock(tc.monotonic)}, side...)
