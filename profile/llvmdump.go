@@ -168,9 +168,17 @@ func checkMeta(path string, elfSecs []elfSection) error {
 		}
 	}
 	// Each entry is checked as it is decoded, and only counted: a .meta
-	// file of millions of entries costs no more than a small one.
+	// file of millions of entries costs no more memory than a small one.
+	// Nor much time: it lists the ELF's sections, each once, so a list
+	// far longer than the ELF's section table is refused at that length
+	// (decoding millions of entries takes seconds).
 	inMeta := map[key]int{}
-	err = scanMeta(f, func() { clear(inMeta) }, func(s Section) error {
+	entries, maxEntries := 0, max(2*len(elfSecs), 64)
+	err = scanMeta(f, func() { clear(inMeta); entries = 0 }, func(s Section) error {
+		if entries++; entries > maxEntries {
+			return fmt.Errorf("lists more than %d sections; %s has %d", maxEntries,
+				filepath.Base(strings.TrimSuffix(path, metaExt)+elfExt), len(elfSecs))
+		}
 		if s.Start == 0 {
 			return nil
 		}

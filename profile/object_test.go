@@ -168,3 +168,40 @@ func TestByteBudget(t *testing.T) {
 		t.Errorf("peak %d bytes in flight (budget 100), %d free at the end", peak, b.free)
 	}
 }
+
+// TestMetaLongerThanObject: a .meta file lists the sections of its ELF
+// object, each once; one listing far more (a million entries) is refused
+// at the bound, quickly, naming both files, and the object left out
+// (elftest adds .shstrtab: the object has 2 sections).
+func TestMetaLongerThanObject(t *testing.T) {
+	exec := elf.SHF_ALLOC | elf.SHF_EXECINSTR
+	obj := elftest.File{Sections: []elftest.Section{{Name: ".text", Type: elf.SHT_PROGBITS, Flags: exec, Addr: 0x7f0000001000, Data: make([]byte, 64)}}}
+	const entry = `{"name":".text","start":0,"size":64},`
+	for _, tc := range []struct {
+		name    string
+		entries int
+		want    string // "" for no error
+	}{
+		{"as many as the bound", 64, ""},
+		{"one more", 65, "x.meta: lists more than 64 sections; x.elf has 2"},
+		{"a million", 1_000_000, "x.meta: lists more than 64 sections; x.elf has 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "x.elf"), obj.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			meta := `{"sections":[` + strings.Repeat(entry, tc.entries-1) + `{"name":".text","start":139637976731648,"size":64}]}`
+			if err := os.WriteFile(filepath.Join(dir, "x.meta"), []byte(meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, errs := Load([]string{dir})
+			switch {
+			case tc.want == "" && len(errs) != 0:
+				t.Errorf("errors %v, want none", errs)
+			case tc.want != "" && (len(errs) != 1 || !strings.HasSuffix(errs[0].Error(), tc.want)):
+				t.Errorf("errors %v, want one ending %q", errs, tc.want)
+			}
+		})
+	}
+}
