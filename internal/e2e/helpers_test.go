@@ -219,7 +219,8 @@ func orcRuns(t *testing.T) []mcjitRun {
 // measured is a pprof run through GNU time.
 type measured struct {
 	result
-	rss     int64 // peak, in bytes
+	rss     int64         // peak, in bytes
+	cpu     time.Duration // user and system, as GNU time says
 	elapsed time.Duration
 	timeout bool
 }
@@ -237,7 +238,7 @@ func runMeasured(t *testing.T, dir string, env []string, limit time.Duration, ar
 	// would report the test's own peak RSS, which Linux carries across
 	// exec.
 	rssFile := filepath.Join(t.TempDir(), "rss")
-	cmd := exec.CommandContext(ctx, timeTool, append([]string{"-f", "%M", "-o", rssFile, pprofBin}, args...)...)
+	cmd := exec.CommandContext(ctx, timeTool, append([]string{"-f", "%U %S %M", "-o", rssFile, pprofBin}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(t), env...)
 	cmd.WaitDelay = time.Second
@@ -246,8 +247,13 @@ func runMeasured(t *testing.T, dir string, env []string, limit time.Duration, ar
 	m.elapsed = time.Since(start)
 	m.timeout = ctx.Err() != nil
 	if b, err := os.ReadFile(rssFile); err == nil {
-		if fields := strings.Fields(string(b)); len(fields) > 0 {
-			kb, _ := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+		// The last line (GNU time may say first how the command ended).
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if f := strings.Fields(lines[len(lines)-1]); len(f) == 3 {
+			user, _ := strconv.ParseFloat(f[0], 64)
+			sys, _ := strconv.ParseFloat(f[1], 64)
+			m.cpu = time.Duration((user + sys) * float64(time.Second))
+			kb, _ := strconv.ParseInt(f[2], 10, 64)
 			m.rss = kb << 10
 		}
 	}

@@ -197,10 +197,18 @@ func v8Function(name string) string {
 	return fn
 }
 
-// checkFlat checks the flat values -top -unit=ms prints for fns.
+// checkFlat checks the flat values -top -unit=ms prints for fns (main
+// only where the reference gives it samples).
 func checkFlat(t *testing.T, top string, want map[string]int64, fns []string) {
 	t.Helper()
 	for _, fn := range fns {
+		if fn == "main" && want[fn] == 0 {
+			// main runs the loop that calls the others: on a loaded
+			// machine it makes fewer rounds, V8 may leave it
+			// interpreted (in its builtins' code, no perf map or
+			// jitdump entry), and the reference gives it nothing.
+			continue
+		}
 		m := regexp.MustCompile(`(?m)^\s*(\d+)ms\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+` + fn + `$`).FindStringSubmatch(top)
 		if m == nil {
 			t.Errorf("-top has no row for %s:\n%s", fn, top)
