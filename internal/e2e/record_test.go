@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -103,6 +104,47 @@ func TestRecordDWARF(t *testing.T) {
 	}
 	if deep*10 < samples*9 {
 		t.Errorf("perf script unwinds %d of %d samples to 4 frames or more", deep, samples)
+	}
+}
+
+// TestRecordDWARFThroughVDSO records clock.c, which spends its time
+// calling clock_gettime, most of it in the vDSO's code, with
+// -call_graph dwarf: no file holds the vDSO, so pprof unwinds it with
+// its own copy (the same kernel's), and the samples in the vDSO have
+// their callers, read_clock and main, as the program is written. Without
+// it, their stacks ended there.
+func TestRecordDWARFThroughVDSO(t *testing.T) {
+	requireRecord(t)
+	dir := t.TempDir()
+	prog := buildC(t, dir, "record/clock.c", "clock", "-O2", "-fomit-frame-pointer")
+	out := filepath.Join(dir, "clock.pb.gz")
+	r := runPProf(t, dir, nil, "-proto", "-output", out, "-record", "-call_graph", "dwarf", "--", prog, "1500")
+	if strings.Contains(string(r.stderr), "user stacks end") {
+		t.Errorf("pprof says it could not unwind:\n%s", r.stderr)
+	}
+	p := protoFromFile(t, out, r.stderr)
+	var total, inVDSO, reachMain int64
+	for _, s := range p.Sample {
+		total += s.Value[0]
+		if m := s.Location[0].Mapping; m == nil || m.File != "[vdso]" {
+			continue
+		}
+		inVDSO += s.Value[0]
+		var names []string
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				names = append(names, ln.Function.Name)
+			}
+		}
+		if slices.Contains(names, "read_clock") && slices.Contains(names, "main") {
+			reachMain += s.Value[0]
+		}
+	}
+	if inVDSO*5 < total {
+		t.Fatalf("%d of %d samples in the vDSO: the program did not run as it should", inVDSO, total)
+	}
+	if reachMain*100 < inVDSO*95 {
+		t.Errorf("%d of the %d samples in the vDSO have read_clock and main as callers, want 95%%", reachMain, inVDSO)
 	}
 }
 

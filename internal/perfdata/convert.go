@@ -200,7 +200,7 @@ func newConverter(rec *Recording, opts Options) *converter {
 		c.note(fmt.Sprintf("perf's copy of the recorded kernel's symbols is not read: %v", cacheErr))
 	}
 	c.setKallsyms(ks, from)
-	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: c.f.BuildIDs}
+	finder := &fileFinder{buildIDDir: opts.BuildIDDir, buildIDs: c.f.BuildIDs, proc: rec.proc}
 	c.vdso = &vdsoNamer{finder: finder, tables: map[string]*funcTable{}}
 	var jit *jitTables
 	if opts.JIT != nil && c.f.unwound() {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"io"
@@ -8,12 +9,15 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/jitpprof/pprof/internal/procfs"
 )
 
 // readBuildIDs returns the build IDs of files (ELF files with a GNU
 // build-ID note; the kernel's, named as perf names it, from
-// /sys/kernel/notes), in the order of files, leaving out the files that
-// have none or cannot be read (the vDSO, anonymous memory, files gone).
+// /sys/kernel/notes; the vDSO's, from this process's), in the order of
+// files, leaving out the files that have none or cannot be read
+// (anonymous memory, files gone).
 func readBuildIDs(files map[string]bool) []buildID {
 	var out []buildID
 	for _, file := range slices.Sorted(maps.Keys(files)) {
@@ -23,6 +27,15 @@ func readBuildIDs(files map[string]bool) []buildID {
 		case file == "[kernel.kallsyms]":
 			if b, err := os.ReadFile("/sys/kernel/notes"); err == nil {
 				id = gnuBuildID(b, binary.NativeEndian)
+			}
+		case file == "[vdso]":
+			// The kernel's, as this process has it: perf record
+			// writes the vDSO's build ID so (and a copy of it in
+			// its cache); the reader uses its own if it is this one.
+			if b, err := procfs.New("/proc").VDSO(); err == nil {
+				if f, err := elf.NewFile(bytes.NewReader(b)); err == nil {
+					id = elfBuildID(f)
+				}
 			}
 		case strings.HasPrefix(file, "/"):
 			id = fileBuildID(file)
@@ -41,6 +54,11 @@ func fileBuildID(path string) []byte {
 		return nil
 	}
 	defer f.Close()
+	return elfBuildID(f)
+}
+
+// elfBuildID returns the GNU build ID of the ELF file f, or nil.
+func elfBuildID(f *elf.File) []byte {
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_NOTE || p.Filesz > 1<<20 {
 			continue

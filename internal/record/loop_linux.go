@@ -59,7 +59,7 @@ func (r *recorder) startFile() error {
 
 // mapped notes a file mapped executable, for the build-ID feature.
 func (r *recorder) mapped(file string, kernel bool) {
-	if strings.HasPrefix(file, "/") || file == "[kernel.kallsyms]" {
+	if strings.HasPrefix(file, "/") || file == "[kernel.kallsyms]" || file == "[vdso]" {
 		r.files[file] = kernel
 	}
 }
