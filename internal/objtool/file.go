@@ -87,7 +87,7 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	x := addr - base
-	if fr, ok := f.b.answers.cached(x); ok {
+	if fr, ok := f.b.answers.take(x); ok {
 		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.linesOf(f.b)

@@ -233,7 +233,7 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fr, ok := f.e.answers.cached(addr - base); ok {
+	if fr, ok := f.e.answers.take(addr - base); ok {
 		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.foreignLines(f.e)
