@@ -87,7 +87,8 @@ func (f *objFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 		return nil, err
 	}
 	x := addr - base
-	if fr, ok := f.b.answers.cached(x); ok {
+	f.t.answered.add()
+	if fr, ok := f.b.answers.take(x); ok {
 		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.linesOf(f.b)
@@ -129,6 +130,9 @@ func (f *objFile) Symbols(r *regexp.Regexp, addr uint64) ([]*gdriver.Sym, error)
 	return findSymbols(syms, f.b.path, r, addr), nil
 }
 
-// Close does nothing: the binary stays open in its Tool until the Tool
-// is closed.
-func (f *objFile) Close() error { return nil }
+// Close leaves the binary open in its Tool until the Tool is closed; it
+// collects the garbage after many SourceLine answers (see answered).
+func (f *objFile) Close() error {
+	f.t.answered.closed()
+	return nil
+}

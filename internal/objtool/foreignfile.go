@@ -218,7 +218,13 @@ func (f *foreignFile) baseFor(addr uint64) (uint64, error) {
 
 func (f *foreignFile) Name() string    { return f.e.b.path }
 func (f *foreignFile) BuildID() string { return f.e.b.buildID }
-func (f *foreignFile) Close() error    { return nil }
+
+// Close leaves the binary open in its Tool until the Tool is closed; it
+// collects the garbage after many SourceLine answers (see answered).
+func (f *foreignFile) Close() error {
+	f.t.answered.closed()
+	return nil
+}
 
 func (f *foreignFile) ObjAddr(addr uint64) (uint64, error) {
 	base, err := f.baseFor(addr)
@@ -233,7 +239,8 @@ func (f *foreignFile) SourceLine(addr uint64) ([]gdriver.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fr, ok := f.e.answers.cached(addr - base); ok {
+	f.t.answered.add()
+	if fr, ok := f.e.answers.take(addr - base); ok {
 		return f.t.safeFrames(fr), nil
 	}
 	lines, err := f.t.foreignLines(f.e)

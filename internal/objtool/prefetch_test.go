@@ -11,7 +11,8 @@ import (
 // TestPrefetchSameAnswers: after Prefetch, SourceLine answers from what
 // it found, for 64-bit ELF and for the formats read with the standard
 // library alike, and the answers are those of a tool that looked each
-// address up when asked.
+// address up when asked. Each answer is given once: when every address
+// was asked about, none is kept, and asking again gives the same.
 func TestPrefetchSameAnswers(t *testing.T) {
 	for _, c := range []struct {
 		path   string
@@ -32,13 +33,13 @@ func TestPrefetchSameAnswers(t *testing.T) {
 			defer asked.Close()
 			prefetched.Prefetch(c.path, 0, ^uint64(0), 0, "", addrs)
 			prefetched.prefetching.Wait()
-			found := 0
-			if e, ok := prefetched.foreignFor(c.path); ok {
-				found = len(e.answers.list)
-			} else {
-				found = len(prefetched.load(c.path).answers.list)
-			}
-			if found != 1 {
+			kept := func() *answers {
+				if e, ok := prefetched.foreignFor(c.path); ok {
+					return &e.answers
+				}
+				return &prefetched.load(c.path).answers
+			}()
+			if found := len(kept.list); found != 1 {
 				t.Fatalf("Prefetch recorded %d sets of answers, want 1", found)
 			}
 			f1, err := prefetched.Open(c.path, 0, ^uint64(0), 0, "")
@@ -49,13 +50,42 @@ func TestPrefetchSameAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, a := range addrs {
-				got, err1 := f1.SourceLine(a)
-				want, err2 := f2.SourceLine(a)
-				if (err1 == nil) != (err2 == nil) || !slices.Equal(got, want) {
-					t.Fatalf("%#x: after Prefetch %+v, %v; asked %+v, %v", a, got, err1, want, err2)
+			for round := range 2 {
+				for _, a := range addrs {
+					got, err1 := f1.SourceLine(a)
+					want, err2 := f2.SourceLine(a)
+					if (err1 == nil) != (err2 == nil) || !slices.Equal(got, want) {
+						t.Fatalf("asked %d times: %#x: after Prefetch %+v, %v; asked %+v, %v", round+1, a, got, err1, want, err2)
+					}
+				}
+				if n := len(kept.list); n != 0 {
+					t.Fatalf("asked %d times: %d sets of answers kept, want none", round+1, n)
 				}
 			}
 		})
+	}
+}
+
+// TestPrefetchAskedAtOnce: SourceLine asked while a Prefetch of the
+// binary is under way waits for its answers rather than look the
+// address up too: none is left over, found for nothing and kept.
+func TestPrefetchAskedAtOnce(t *testing.T) {
+	path := filepath.Join(testenv.RepoRoot(t), "testdata", "mcjit", "golden", "bin", "libleaf.so")
+	addrs := sampleCode(t, path, 3000)
+	tool := New(Options{})
+	defer tool.Close()
+	tool.Prefetch(path, 0, ^uint64(0), 0, "", addrs)
+	f, err := tool.Open(path, 0, ^uint64(0), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if _, err := f.SourceLine(a); err != nil {
+			t.Fatalf("%#x: %v", a, err)
+		}
+	}
+	tool.prefetching.Wait()
+	if n := len(tool.load(path).answers.list); n != 0 {
+		t.Errorf("%d sets of answers kept after every address was asked about, want none", n)
 	}
 }

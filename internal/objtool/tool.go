@@ -116,6 +116,7 @@ type Tool struct {
 	said        map[string]bool // what sayOnce said
 	closeOnce   sync.Once
 	prefetching sync.WaitGroup
+	answered    answered // SourceLine answers since the last collection
 }
 
 // JIT returns the Tool's cache of JIT objects: Options.JIT, or the one
@@ -133,6 +134,7 @@ func New(o Options) *Tool {
 	t := &Tool{opts: o, jit: o.JIT, fellBack: map[string]bool{}, said: map[string]bool{},
 		inflate: membudget.New(o.MaxDecompressed, "compressed debug sections decompressed", MaxDecompressedFlag),
 		sources: srcfile.New(o.Warn)}
+	t.answered.after = collectAfter
 	if t.jit == nil {
 		t.jit, t.ownsJIT = jprofile.NewCache(jprofile.CacheOptions{Index: t}), true
 	}

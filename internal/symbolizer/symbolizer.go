@@ -139,17 +139,11 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 	}
 	wg.Wait()
 
-	// The locations' lines, cut from one array.
-	frames, funcs := 0, 0
+	funcs := 0
 	for i := range results {
-		r := &results[i]
-		for _, st := range r.found.stacks {
-			frames += len(st.frames)
-		}
-		funcs += len(r.found.funcs)
+		funcs += len(results[i].found.funcs)
 	}
 	add := newFunctionAdder(p, funcs)
-	lines := make([]profile.Line, frames)
 	var errs []error
 	for i, jm := range jms {
 		r := &results[i]
@@ -164,20 +158,19 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 			errs = append(errs, r.err)
 			continue
 		}
+		r.found.flags.apply(jm.Mapping)
 		// The profile's Function of each of the lookup's functions, added
 		// when first met: in the order of the locations and their frames,
 		// as if every frame were added in turn.
 		fns := make([]*profile.Function, len(r.found.funcs))
-		fn := func(id int32) *profile.Function {
-			if fns[id] == nil {
-				fns[id] = add(&r.found.funcs[id])
+		for k, ids := range r.found.fns {
+			l := jm.Locations[k]
+			for i, id := range ids {
+				if fns[id] == nil {
+					fns[id] = add(&r.found.funcs[id])
+				}
+				l.Line[i].Function = fns[id]
 			}
-			return fns[id]
-		}
-		for k, st := range r.found.stacks {
-			n := len(st.frames)
-			apply(jm.Mapping, jm.Locations[k], st, lines[:n:n], fn)
-			lines = lines[n:]
 		}
 	}
 	return errs
@@ -187,18 +180,36 @@ func Symbolize(p *profile.Profile, jms []Mapping, progress *Progress, name func(
 // workers.
 const minSplit = 512
 
-// A lookup is what lookUp found for the locations of one object: their
-// frames, and the functions those frames are in.
+// A lookup is what lookUp found for the locations of one object: the
+// functions of their frames, and what they tell of the mapping. The
+// locations' lines are already written, but for their functions.
 type lookup struct {
-	stacks []stack    // per location
-	funcs  []function // told apart as pprof's symbolizer does
+	fns   [][]int32  // per location, the function of each line, an index into funcs
+	funcs []function // told apart as pprof's symbolizer does
+	flags mappingFlags
 }
 
-// stack is the frames of one location, leaf first, and the function of
-// each, an index into lookup.funcs.
-type stack struct {
-	frames []jprofile.Frame
-	fns    []int32
+// mappingFlags is what the frames of a mapping tell of it, as pprof's
+// symbolizer records it on the mapping: whether any frame has a
+// function, a file or a line, and whether any location has frames.
+type mappingFlags struct {
+	functions, filenames, lineNumbers, frames bool
+}
+
+// merge adds what o found.
+func (f *mappingFlags) merge(o mappingFlags) {
+	f.functions = f.functions || o.functions
+	f.filenames = f.filenames || o.filenames
+	f.lineNumbers = f.lineNumbers || o.lineNumbers
+	f.frames = f.frames || o.frames
+}
+
+// apply records on m what was found, as pprof's symbolizer does.
+func (f mappingFlags) apply(m *profile.Mapping) {
+	m.HasFunctions = m.HasFunctions || f.functions
+	m.HasFilenames = m.HasFilenames || f.filenames
+	m.HasLineNumbers = m.HasLineNumbers || f.lineNumbers
+	m.HasInlineFrames = m.HasInlineFrames || f.frames
 }
 
 // function is a function of the profile as pprof's symbolizer tells them
@@ -208,39 +219,48 @@ type function struct {
 	startLine                  int64
 }
 
-// lookUp returns the frames of each location of locs in obj, and their
-// functions, named by name if it is not nil. It looks them up in address
-// order, many of them on as many workers as there are CPUs, each a run of
-// neighbouring addresses: their units, nodes and line rows lie close
-// together in the object's index, which makes each lookup about twice as
-// fast as in the profile's order. Each worker tells its frames' functions
-// apart itself, so that the serial step after (Symbolize adding them to
-// the profile) meets each function about once per worker, not once per
-// frame. A failed lookup leaves the location unsymbolized, as pprof does
-// when its symbolizer has no answer.
+// lookUp writes the lines of each location of locs in obj, but for their
+// functions, which it returns told apart, named by name if it is not nil
+// (Symbolize adds them to the profile afterwards). It looks them up in
+// address order, many of them on as many workers as there are CPUs, each
+// a run of neighbouring addresses: their units, nodes and line rows lie
+// close together in the object's index, which makes each lookup about
+// twice as fast as in the profile's order. Each worker tells its frames'
+// functions apart itself, so that the serial step after meets each
+// function about once per worker, not once per frame. A failed lookup
+// leaves the location unsymbolized, as pprof does when its symbolizer
+// has no answer. Only what the profile keeps (its lines, 24 bytes a
+// frame) and a function index per line outlive a lookup: a million
+// locations' frames are garbage as soon as they are written.
 func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progress, name func(string) string, files *srcfile.Guard) lookup {
 	order := addressOrder(locs)
-	stacks := make([]stack, len(locs))
+	found := lookup{fns: make([][]int32, len(locs))}
 	workers := min(runtime.GOMAXPROCS(0), len(locs)/minSplit+1)
-	funcs := make([][]function, workers)
+	type result struct {
+		funcs []function
+		flags mappingFlags
+	}
+	results := make([]result, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			funcs[w] = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], stacks, progress, name, files)
+			r := &results[w]
+			r.funcs, r.flags = lookUpRun(obj, locs, order[w*len(order)/workers:(w+1)*len(order)/workers], found.fns, progress, name, files)
 		}()
 	}
 	wg.Wait()
 	// One table of functions: each worker's ids move up by the functions
 	// of the workers before it.
-	found := lookup{stacks: stacks, funcs: funcs[0]}
+	found.funcs, found.flags = results[0].funcs, results[0].flags
 	for w := 1; w < workers; w++ {
 		offset := int32(len(found.funcs))
-		found.funcs = append(found.funcs, funcs[w]...)
+		found.funcs = append(found.funcs, results[w].funcs...)
+		found.flags.merge(results[w].flags)
 		for _, k := range order[w*len(order)/workers : (w+1)*len(order)/workers] {
-			for i := range stacks[k].fns {
-				stacks[k].fns[i] += offset
+			for i := range found.fns[k] {
+				found.fns[k][i] += offset
 			}
 		}
 	}
@@ -248,8 +268,10 @@ func lookUp(obj jprofile.FrameSource, locs []*profile.Location, progress *Progre
 }
 
 // lookUpRun looks up the locations locs[k] for k in run, in that order,
-// into stacks[k], and returns the functions their ids index.
-func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, stacks []stack, progress *Progress, name func(string) string, files *srcfile.Guard) []function {
+// writes their lines but for the functions, whose ids it writes into
+// fns[k], and returns the functions those ids index and what the frames
+// found.
+func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, fns [][]int32, progress *Progress, name func(string) string, files *srcfile.Guard) ([]function, mappingFlags) {
 	// A function has many addresses: its id by system name, and, for the
 	// rare system name of several functions (other files or start
 	// lines), by all three.
@@ -260,22 +282,42 @@ func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, st
 	byName := map[string]int32{}
 	byKey := map[key]int32{}
 	var funcs []function
-	var idBuf []int32 // stacks' fns are cut from it
-	var prev stack    // neighbouring addresses are often in the same functions
-	var done int64    // addresses looked up since the last progress update
+	var flags mappingFlags
+	var idBuf []int32          // fns are cut from it
+	var lineBuf []profile.Line // the locations' lines are cut from it
+	// Neighbouring addresses are often in the same functions: the frames
+	// of the last location with any, and their ids.
+	var prev []jprofile.Frame
+	var prevIDs []int32
+	var done int64 // addresses looked up since the last progress update
 	for _, k := range run {
-		st := &stacks[k]
-		st.frames = obj.Frames(locs[k].Address)
-		n := len(st.frames)
+		frames := obj.Frames(locs[k].Address)
+		n := len(frames)
+		if n == 0 {
+			if done++; done == progressStep {
+				progress.addressesDone.Add(done)
+				done = 0
+			}
+			continue
+		}
 		if cap(idBuf)-len(idBuf) < n {
 			idBuf = make([]int32, 0, max(n, 1024))
 		}
-		st.fns = idBuf[len(idBuf) : len(idBuf)+n : len(idBuf)+n]
+		ids := idBuf[len(idBuf) : len(idBuf)+n : len(idBuf)+n]
 		idBuf = idBuf[:len(idBuf)+n]
-		for i, f := range st.frames {
-			if i < len(prev.frames) {
-				if p := &prev.frames[i]; p.Func == f.Func && p.File == f.File && p.StartLine == f.StartLine {
-					st.fns[i] = prev.fns[i]
+		if cap(lineBuf)-len(lineBuf) < n {
+			lineBuf = make([]profile.Line, 0, max(n, 1024))
+		}
+		lines := lineBuf[len(lineBuf) : len(lineBuf)+n : len(lineBuf)+n]
+		lineBuf = lineBuf[:len(lineBuf)+n]
+		for i, f := range frames {
+			flags.functions = flags.functions || f.Func != ""
+			flags.filenames = flags.filenames || f.File != ""
+			flags.lineNumbers = flags.lineNumbers || f.Line != 0
+			lines[i] = profile.Line{Line: int64(f.Line), Column: int64(f.Column)}
+			if i < len(prev) {
+				if p := &prev[i]; p.Func == f.Func && p.File == f.File && p.StartLine == f.StartLine {
+					ids[i] = prevIDs[i]
 					continue
 				}
 			}
@@ -298,18 +340,21 @@ func lookUpRun(obj jprofile.FrameSource, locs []*profile.Location, run []int, st
 					byName[f.Func] = id
 				}
 			}
-			st.fns[i] = id
+			ids[i] = id
 		}
-		if n > 0 {
-			prev = *st
-		}
+		flags.frames = true
+		l := locs[k]
+		l.Line = lines
+		l.IsFolded = false
+		fns[k] = ids
+		prev, prevIDs = frames, ids
 		if done++; done == progressStep {
 			progress.addressesDone.Add(done)
 			done = 0
 		}
 	}
 	progress.addressesDone.Add(done)
-	return funcs
+	return funcs, flags
 }
 
 // progressStep is how many addresses a worker looks up between updates
@@ -338,25 +383,6 @@ func addressOrder(locs []*profile.Location) []int {
 		order[i] = key.k
 	}
 	return order
-}
-
-// apply writes the frames of one location into it, as lines, and records
-// on its mapping what kind of information was found, as pprof's
-// symbolizer does. fn gives the profile's Function of a function id of
-// st.
-func apply(m *profile.Mapping, l *profile.Location, st stack, lines []profile.Line, fn func(id int32) *profile.Function) {
-	if len(st.frames) == 0 {
-		return
-	}
-	l.Line = lines
-	l.IsFolded = false
-	for i, f := range st.frames {
-		m.HasFunctions = m.HasFunctions || f.Func != ""
-		m.HasFilenames = m.HasFilenames || f.File != ""
-		m.HasLineNumbers = m.HasLineNumbers || f.Line != 0
-		l.Line[i] = profile.Line{Function: fn(st.fns[i]), Line: int64(f.Line), Column: int64(f.Column)}
-	}
-	m.HasInlineFrames = true
 }
 
 // A functionAdder returns the Function of a profile with the given name,
