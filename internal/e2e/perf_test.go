@@ -233,8 +233,9 @@ func TestPerfDataReplayGolden(t *testing.T) {
 // be the one perf script unwinds (with libunwind or libdw) from the same
 // file: the same frames, in the same files, at the same addresses, for
 // at least 99% of the samples; the vDSO's
-// functions are named. Without the cache the vDSO's names and callers
-// are lost, and pprof says so.
+// functions are named. Without the cache they are named and unwound the
+// same with pprof's own copy of the vDSO, the recording's (it was made
+// on this machine).
 func TestPerfDataDwarfUnwinding(t *testing.T) {
 	dir := freshPerfDir(t)
 	cache := []string{"PERF_BUILDID_DIR=" + filepath.Join(dir, "buildid")}
@@ -289,20 +290,23 @@ func TestPerfDataDwarfUnwinding(t *testing.T) {
 			if top := topShares(string(r.stdout)); top["__vdso_clock_gettime"] < 50 {
 				t.Errorf("__vdso_clock_gettime has %.2f%% of the samples:\n%s", top["__vdso_clock_gettime"], r.stdout)
 			}
-			// Without perf's cache, the vDSO's functions and callers are
-			// lost.
-			if r := runPProf(t, t.TempDir(), nil, "-top", data); strings.Contains(string(r.stdout), "__vdso_clock_gettime") {
-				t.Errorf("the vDSO named without its file:\n%s", r.stdout)
+			// Without perf's cache, the vDSO is this process's own:
+			// the recording was made on this machine (the same build
+			// ID), so the names and stacks are the same.
+			r = runPProf(t, t.TempDir(), nil, "-top", data)
+			if top := topShares(string(r.stdout)); top["__vdso_clock_gettime"] < 50 {
+				t.Errorf("without perf's cache, __vdso_clock_gettime has %.2f%% of the samples:\n%s", top["__vdso_clock_gettime"], r.stdout)
 			}
-			got, stderr = pprofUserStacks(t, data, nil)
-			if !strings.Contains(stderr, "user stacks end at [vdso]") {
-				t.Errorf("no note about the vDSO without perf's build-ID cache:\n%s", stderr)
+			own, stderr := pprofUserStacks(t, data, nil)
+			if strings.Contains(stderr, "user stacks end") {
+				t.Errorf("without perf's cache, pprof could not unwind:\n%s", stderr)
 			}
-			for k := range got {
-				if strings.HasPrefix(k, "[vdso]:") && strings.Contains(k, " ") {
-					t.Errorf("a stack through the vDSO without its file: %s", k)
-					break
-				}
+			same = 0
+			for k, n := range want {
+				same += min(n, own[k])
+			}
+			if same*100 < samples*99 {
+				t.Errorf("without perf's cache, %d of %d samples have perf script's user stack", same, samples)
 			}
 		})
 	}

@@ -305,7 +305,9 @@ func TestHoldAtExit(t *testing.T) {
 // ends it; one that does not exist is an error.
 func TestRecordAttach(t *testing.T) {
 	requireRecording(t)
-	cmd := exec.Command("sh", "-c", busyLoop+"; "+busyLoop+"; "+busyLoop)
+	// Computing until killed: a loop of a fixed count ended within the
+	// second on an idle machine.
+	cmd := exec.Command("sh", "-c", "i=0; while :; do i=$((i+1)); done")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
