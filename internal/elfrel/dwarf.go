@@ -571,7 +571,7 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	if m.zstd {
 		zr, err = l.unzstd(m)
 	} else {
-		zr, err = zlib.NewReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+		zr, err = newZlibReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
 	}
 	if err == nil {
 		var n int
@@ -590,6 +590,9 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	}
 	return nil
 }
+
+// newZlibReader returns a reader of the zlib stream r.
+func newZlibReader(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }
 
 // isDebugName reports whether name is a DWARF section's.
 func isDebugName(name string) bool {
