@@ -82,6 +82,7 @@ type Symbolizer struct {
 	symFile  []string    // STT_FILE names, by symbol.file
 	warnings []string    // what of the DWARF was left out
 	split    *splitState // skeleton units' split DWARF files, or nil
+	lazy     *lazyIndex  // the units, indexed as needed (see Links.Lazy), or nil
 }
 
 // Warnings says what of the object's debug information was left out of
@@ -174,7 +175,7 @@ const collectAbove = 8 << 20
 // debug: its symbol table, or its dynamic symbols when it has none (a
 // stripped binary). A nil debug means f itself.
 func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
-	return newWithDebug(f, debug, Links{}, collectAbove)
+	return newWithDebug(f, debug, Links{}, defaultTuning)
 }
 
 // Links says how an index finds the other files that a binary's DWARF
@@ -191,6 +192,19 @@ type Links struct {
 	// entries that refer to it are indexed without what they take from
 	// it (names, declaration lines), as llvm-symbolizer indexes them.
 	Sup func(link elfrel.SupLink) (*Sup, error)
+	// Lazy, for a linked binary (not a relocatable object) whose
+	// .debug_info is large and that has no supplementary file, has its
+	// units indexed one at a time, the first time an address of theirs
+	// is looked up (see lazy.go): a profile that needs a few addresses
+	// of a large file then pays for those, not for the whole file. The
+	// file the DWARF is read from (debug, or f) must then stay open
+	// until the Symbolizer is closed.
+	Lazy bool
+	// Warn, if not nil, is told, with Lazy, what goes wrong or is left
+	// out when units are indexed after NewWithLinks returned (what
+	// [Symbolizer.Warnings] and NewWithLinks's error say otherwise),
+	// naming the file.
+	Warn func(msg string)
 }
 
 // NewWithLinks is [NewWithDebug] for a binary whose DWARF refers to
@@ -198,12 +212,20 @@ type Links struct {
 // an address of their unit is looked up, and its supplementary file
 // (see [Sup]), read first.
 func NewWithLinks(f, debug *elfrel.File, links Links) (*Symbolizer, error) {
-	return newWithDebug(f, debug, links, collectAbove)
+	return newWithDebug(f, debug, links, defaultTuning)
 }
 
-// newWithDebug is NewWithLinks, which collects the build's garbage if
-// the object's .debug_info and .debug_line are larger than collect bytes.
-func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symbolizer, error) {
+// tuning holds the thresholds of a build, which tests change.
+type tuning struct {
+	collect  uint64 // .debug_info and .debug_line above which the garbage is collected (see collectAbove)
+	lazyMin  uint64 // .debug_info from which Links.Lazy takes effect (see lazyMinInfo)
+	maxUnits int    // units indexed alone before the whole index is built (see lazyMaxUnits)
+}
+
+var defaultTuning = tuning{collect: collectAbove, lazyMin: lazyMinInfo, maxUnits: lazyMaxUnits}
+
+// newWithDebug is NewWithLinks with the thresholds tune.
+func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer, error) {
 	if debug == nil {
 		debug = f
 	}
@@ -224,8 +246,18 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	syms := make(chan error, 1)
 	go func() { syms <- s.buildSymbols(f, each, opd) }()
 	qualify := f.Type == elf.ET_REL
-	l, err := debug.DebugLoader()
-	if err == nil {
+	var l *elfrel.DebugLoader
+	_, hasSup := debug.SupLink()
+	lazy := links.Lazy && f.Type != elf.ET_REL && debug.Type != elf.ET_REL && !hasSup
+	if lazy {
+		l, err = debug.DebugLoaderWith(".debug_aranges")
+		lazy = err == nil && l.Size(".debug_info") >= tune.lazyMin
+	} else {
+		l, err = debug.DebugLoader()
+	}
+	if lazy {
+		err = newLazy(s, debug.ByteOrder, l, links, tune.maxUnits)
+	} else if err == nil {
 		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
 		b.dwo = links.DWO
 		if link, ok := debug.SupLink(); ok && links.Sup != nil {
@@ -239,7 +271,7 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	if symErr := <-syms; symErr != nil {
 		return nil, symErr
 	}
-	if err == nil && l.Size(".debug_info")+l.Size(".debug_line") > collect {
+	if err == nil && !lazy && l.Size(".debug_info")+l.Size(".debug_line") > tune.collect {
 		runtime.GC()
 	}
 	return s.built(err)
@@ -262,7 +294,9 @@ func (s *Symbolizer) built(err error) (*Symbolizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hasDWARF = len(s.units) > 0
+	if s.lazy == nil {
+		s.hasDWARF = len(s.units) > 0
+	}
 	return s, nil
 }
 
@@ -274,10 +308,17 @@ func (s *Symbolizer) Name() string { return s.name }
 // and callers may want to say so once.
 func (s *Symbolizer) HasDWARF() bool { return s.hasDWARF }
 
+// Lazy reports whether s indexes units as addresses need them (see
+// [Links.Lazy]): it then reads its file after it was made.
+func (s *Symbolizer) Lazy() bool { return s.lazy != nil }
+
 // Close releases the index. SourceLine returns ErrClosed afterwards.
 func (s *Symbolizer) Close() error {
 	if s.split != nil {
 		s.split.close()
+	}
+	if s.lazy != nil {
+		s.lazy.close()
 	}
 	*s = Symbolizer{name: s.name, closed: true}
 	return nil
@@ -342,6 +383,15 @@ func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 // subroutines the skeleton has (clang's -fsplit-dwarf-inlining copies
 // some there), and its line table alone when the file has none at addr.
 func (s *Symbolizer) appendDWARFFrames(dst []Frame, addr uint64) []Frame {
+	if s.lazy != nil {
+		// A unit's index, or the whole file's.
+		if s = s.lazy.indexFor(addr); s == nil {
+			return dst
+		}
+		if s.split == nil {
+			return s.appendOwnFrames(dst, addr)
+		}
+	}
 	c, ok := s.segmentAt(addr)
 	if !ok {
 		return dst
