@@ -256,8 +256,12 @@ func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer,
 		l, err = debug.DebugLoader()
 	}
 	if lazy {
-		err = newLazy(s, debug.ByteOrder, l, links, tune.maxUnits)
-	} else if err == nil {
+		// DWARF the lazy index cannot read (relocated sections, a bad
+		// .debug_aranges) is left to the whole build, which says what
+		// is wrong with it.
+		lazy = newLazy(s, debug.ByteOrder, l, links, tune.maxUnits) == nil
+	}
+	if !lazy && err == nil {
 		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
 		b.dwo = links.DWO
 		if link, ok := debug.SupLink(); ok && links.Sup != nil {

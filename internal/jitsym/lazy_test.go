@@ -1,10 +1,14 @@
 package jitsym
 
 import (
+	"bytes"
 	"debug/elf"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -56,7 +60,7 @@ func openLazy(t *testing.T, path, debug string, maxUnits int) *Symbolizer {
 
 // linkLazyTestBinary links the test sources into a shared library with
 // tool and args, then runs objcopy with objcopyArgs on it if any.
-func linkLazyTestBinary(t *testing.T, tool, pkg string, args, objcopyArgs []string) string {
+func linkLazyTestBinary(t testing.TB, tool, pkg string, args, objcopyArgs []string) string {
 	t.Helper()
 	cc := testenv.Tool(t, tool, pkg)
 	out := filepath.Join(t.TempDir(), "lib.so")
@@ -260,4 +264,67 @@ func TestUnitAt(t *testing.T) {
 	if _, found, alone := z.unitAt(0x280); found || alone {
 		t.Errorf("unitAt(0x280) without every unit's ranges: found %v, alone %v; want false, false", found, alone)
 	}
+}
+
+// FuzzLazy indexes an arbitrary linked binary a unit at a time (at most
+// two units alone, then the whole index) and looks up its sections'
+// first and last addresses and the ranges of its .debug_aranges. It must
+// not panic nor allocate much more than the input warrants; errors, and
+// what is told to Warn, must name the file. The seeds are GCC's and
+// clang's small shared libraries, with and without .debug_aranges.
+func FuzzLazy(f *testing.F) {
+	testenv.Long(f, "compiles its seeds with GCC and clang")
+	for _, tc := range []struct {
+		tool, pkg string
+		args      []string
+	}{
+		{tool: "g++", pkg: "g++", args: []string{"-g", "-x", "c++"}},
+		{tool: "g++", pkg: "g++", args: []string{"-gdwarf-4", "-gz", "-x", "c++"}},
+		{tool: "clang++-19", pkg: "clang-19", args: []string{"-g", "-x", "c++"}},
+	} {
+		bin := linkLazyTestBinary(f, tc.tool, tc.pkg, append(tc.args, "-s", "-Wl,--build-id=none"), nil)
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ef, err := elfrel.NewFile(bytes.NewReader(data), int64(len(data)), "fuzz.o")
+		if err != nil {
+			checkFuzzErr(t, err)
+			return
+		}
+		var warned []string
+		s, err := newWithDebug(ef, nil, Links{Lazy: true, Warn: func(msg string) { warned = append(warned, msg) }},
+			tuning{collect: collectAbove, lazyMin: 0, maxUnits: 2})
+		if err != nil {
+			checkFuzzErr(t, err)
+			return
+		}
+		var buf []Frame
+		for _, sec := range ef.Sections {
+			if sec.Flags&elf.SHF_ALLOC != 0 {
+				buf = s.AppendFrames(buf[:0], sec.Addr)
+				buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
+			}
+		}
+		if s.lazy != nil {
+			for _, r := range slices.Clone(s.lazy.cover) {
+				buf = s.AppendFrames(buf[:0], r.lo)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if alloc, limit := after.TotalAlloc-before.TotalAlloc, 256*uint64(len(data))+64<<20; alloc > limit {
+			t.Fatalf("allocated %d bytes for a %d-byte input, want at most %d", alloc, len(data), limit)
+		}
+		for _, msg := range warned {
+			if !strings.HasPrefix(msg, "fuzz.o: ") {
+				t.Fatalf("warning %q does not name the file", msg)
+			}
+		}
+		s.Close()
+	})
 }
