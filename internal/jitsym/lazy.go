@@ -29,7 +29,7 @@ import (
 
 // lazyMinInfo is the size of .debug_info from which [Links.Lazy] indexes
 // units as they are needed: below it, the whole index costs little.
-const lazyMinInfo = 1 << 20
+const lazyMinInfo = 64 << 10
 
 // lazyMaxUnits is how many units are indexed one at a time before the
 // whole index is built instead: past it, a profile asks about much of
@@ -101,6 +101,16 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 	for i, r := range z.cover {
 		hi = max(hi, r.hi)
 		z.maxHi[i] = hi
+	}
+	// Every unit's build reads these sections whole: read them now, on
+	// the goroutine that makes the index (objtool's Warm runs it while
+	// the profile is read), rather than at the first lookup. What
+	// cannot be read is left to the build that needs it, to report.
+	if len(z.cover) > 0 {
+		for _, name := range []string{".debug_abbrev", ".debug_line", ".debug_str", ".debug_line_str",
+			".debug_str_offsets", ".debug_addr", ".debug_rnglists", ".debug_ranges"} {
+			_, _ = z.section(name)
+		}
 	}
 	s.lazy = z
 	s.hasDWARF = len(z.cover) > 0 || !z.complete
