@@ -17,6 +17,9 @@
 // [NewFromSections] indexes the DWARF sections and symbols of another
 // container (Mach-O, PE, 32-bit ELF), read by its caller.
 //
+// With [Links.Lazy], a large linked binary is indexed a unit at a time,
+// the first time an address of the unit is looked up (see lazy.go).
+//
 // The index is compact (line rows are delta-encoded; names are stored
 // once, in a few large strings), and Open reads one DWARF section at a
 // time, dropping each with the tables built from it: at its peak it
@@ -220,9 +223,13 @@ type tuning struct {
 	collect  uint64 // .debug_info and .debug_line above which the garbage is collected (see collectAbove)
 	lazyMin  uint64 // .debug_info from which Links.Lazy takes effect (see lazyMinInfo)
 	maxUnits int    // units indexed alone before the whole index is built (see lazyMaxUnits)
+	minUnits int    // units with code below which the whole index is built (see lazyMinUnits)
+	maxAsked int    // lookups after which the whole index is built (see lazyMaxAsked)
+	bigUnit  uint64 // a unit of more than 1/bigUnit of .debug_info is indexed whole (see lazyBigUnit); 0: never
 }
 
-var defaultTuning = tuning{collect: collectAbove, lazyMin: lazyMinInfo, maxUnits: lazyMaxUnits}
+var defaultTuning = tuning{collect: collectAbove, lazyMin: lazyMinInfo, maxUnits: lazyMaxUnits,
+	minUnits: lazyMinUnits, maxAsked: lazyMaxAsked, bigUnit: lazyBigUnit}
 
 // newWithDebug is NewWithLinks with the thresholds tune.
 func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer, error) {
@@ -258,8 +265,8 @@ func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer,
 	if lazy {
 		// DWARF the lazy index cannot read (relocated sections, a bad
 		// .debug_aranges) is left to the whole build, which says what
-		// is wrong with it.
-		lazy = newLazy(s, debug.ByteOrder, l, links, tune.maxUnits) == nil
+		// is wrong with it; so is a file of few units.
+		lazy = newLazy(s, debug.ByteOrder, l, links, tune) == nil
 	}
 	if !lazy && err == nil {
 		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
@@ -351,7 +358,9 @@ func (s *Symbolizer) Close() error {
 // sh_addr are read correctly (llvm misreads them); .debug_aranges is
 // ignored (llvm reads it unrelocated and finds no unit in GCC objects);
 // and a unit DIE without DW_AT_low_pc or DW_AT_ranges is found through its
-// functions' ranges (llvm finds nothing in it). For native binaries
+// functions' ranges (llvm finds nothing in it). (An index built with
+// [Links.Lazy] finds the unit to read in .debug_aranges, when the file
+// has one, as llvm does, then answers from that unit's own entries.) For native binaries
 // indexed with their dwz supplementary file (see [Links]), functions
 // named there are named, as addr2line names them and as llvm-symbolizer
 // names them in the binary before dwz; llvm-symbolizer reads no such

@@ -2,6 +2,7 @@ package jitsym
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -40,6 +41,26 @@ const lazyMinInfo = 64 << 10
 // 0.23 s against 0.33 s; 3,000 in 862, 0.26 s against 0.21 s.
 const lazyMaxUnits = 128
 
+// lazyMinUnits is the fewest units with code a file indexed lazily has:
+// with fewer (bench/native.sh's executable of 32 MB in one unit), an
+// address needs much of the file, and the whole index, built on every
+// CPU while the profile is read (objtool's Warm), costs no more.
+const lazyMinUnits = 16
+
+// lazyMaxAsked is how many lookups are answered a unit at a time before
+// the whole index is built instead: a profile that asks about that many
+// addresses (objtool's Prefetch asks about them all at once) is served
+// better by the whole index, built on every CPU.
+const lazyMaxAsked = 1024
+
+// lazyBigUnit: a unit of more than 1/lazyBigUnit of .debug_info is
+// indexed with the whole file, whose build reads the line tables and
+// names on other CPUs while it walks the entries.
+const lazyBigUnit = 4
+
+// errFewUnits says that a file has fewer than lazyMinUnits units.
+var errFewUnits = errors.New("too few units to index them one at a time")
+
 // unitRange says that unit (its .debug_info offset) has code in [lo, hi).
 type unitRange struct {
 	lo, hi, unit uint64
@@ -47,12 +68,13 @@ type unitRange struct {
 
 // lazyIndex is what a Symbolizer indexed a unit at a time keeps.
 type lazyIndex struct {
-	file     string
-	bo       binary.ByteOrder
-	l        *elfrel.DebugLoader
-	dwo      *DWO
-	warn     func(string)
-	maxUnits int
+	file  string
+	bo    binary.ByteOrder
+	l     *elfrel.DebugLoader
+	dwo   *DWO
+	warn  func(string)
+	tune  tuning
+	asked int // lookups so far
 
 	cover    []unitRange // by lo
 	maxHi    []uint64    // maxHi[i] is the largest hi of cover[:i+1]
@@ -68,8 +90,8 @@ type lazyIndex struct {
 }
 
 // newLazy makes s index the DWARF that l loads a unit at a time.
-func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Links, maxUnits int) error {
-	z := &lazyIndex{file: s.name, bo: bo, l: l, dwo: links.DWO, warn: links.Warn, maxUnits: maxUnits,
+func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Links, tune tuning) error {
+	z := &lazyIndex{file: s.name, bo: bo, l: l, dwo: links.DWO, warn: links.Warn, tune: tune,
 		secs: make(map[string][]byte), units: make(map[uint64]*Symbolizer)}
 	var err error
 	if z.info, err = l.Prefix(".debug_info"); err != nil {
@@ -96,6 +118,13 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 		}
 		return 0
 	})
+	units := make(map[uint64]bool)
+	for _, r := range z.cover {
+		units[r.unit] = true
+	}
+	if len(units) < tune.minUnits {
+		return errFewUnits
+	}
 	z.maxHi = make([]uint64, len(z.cover))
 	var hi uint64
 	for i, r := range z.cover {
@@ -261,6 +290,9 @@ func (z *lazyIndex) indexFor(addr uint64) *Symbolizer {
 	if z.failed {
 		return nil
 	}
+	if z.asked++; z.asked > z.tune.maxAsked {
+		return z.buildFull()
+	}
 	unit, found, alone := z.unitAt(addr)
 	switch {
 	case !alone:
@@ -274,7 +306,7 @@ func (z *lazyIndex) indexFor(addr uint64) *Symbolizer {
 		}
 		return idx
 	}
-	if len(z.units) >= z.maxUnits {
+	if len(z.units) >= z.tune.maxUnits {
 		return z.buildFull()
 	}
 	idx, err := z.buildUnit(unit)
@@ -325,6 +357,9 @@ func (z *lazyIndex) buildUnit(off uint64) (*Symbolizer, error) {
 		return nil, nil // the whole build says what is wrong
 	}
 	end := uint64(c.off) + n
+	if z.tune.bigUnit > 0 && n > z.info.Size()/z.tune.bigUnit {
+		return nil, nil
+	}
 	if v := c.u16(); c.err != nil || v < 2 || v > 5 {
 		return nil, nil
 	}

@@ -25,6 +25,15 @@ const lazyOracle = 19
 // units indexed alone unless maxUnits > 0.
 func openLazy(t *testing.T, path, debug string, maxUnits int) *Symbolizer {
 	t.Helper()
+	if maxUnits <= 0 {
+		maxUnits = 1 << 30
+	}
+	return openLazyTuned(t, path, debug, tuning{collect: collectAbove, lazyMin: 0, maxUnits: maxUnits, maxAsked: 1 << 30})
+}
+
+// openLazyTuned is openLazy with the thresholds tune.
+func openLazyTuned(t *testing.T, path, debug string, tune tuning) *Symbolizer {
+	t.Helper()
 	f, err := elfrel.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -37,12 +46,8 @@ func openLazy(t *testing.T, path, debug string, maxUnits int) *Symbolizer {
 		}
 		t.Cleanup(func() { d.Close() })
 	}
-	if maxUnits <= 0 {
-		maxUnits = 1 << 30
-	}
 	var warnings []string
-	s, err := newWithDebug(f, d, Links{Lazy: true, Warn: func(msg string) { warnings = append(warnings, msg) }},
-		tuning{collect: collectAbove, lazyMin: 0, maxUnits: maxUnits})
+	s, err := newWithDebug(f, d, Links{Lazy: true, Warn: func(msg string) { warnings = append(warnings, msg) }}, tune)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,15 +192,16 @@ func TestLazySameAsWhole(t *testing.T) {
 	// Backwards: units are met in no particular order of .debug_info.
 	slices.Reverse(addrs)
 	for _, tc := range []struct {
-		name     string
-		maxUnits int
-		full     bool // whether the whole index is built
+		name string
+		tune tuning
+		full bool // whether the whole index is built
 	}{
-		{name: "every unit alone", maxUnits: 0, full: false},
-		{name: "whole after 3 units", maxUnits: 3, full: true},
+		{name: "every unit alone", tune: tuning{maxUnits: 1 << 30, maxAsked: 1 << 30, minUnits: lazyMinUnits, bigUnit: lazyBigUnit}},
+		{name: "whole after 3 units", tune: tuning{maxUnits: 3, maxAsked: 1 << 30}, full: true},
+		{name: "whole after 10 lookups", tune: tuning{maxUnits: 1 << 30, maxAsked: 10}, full: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openLazy(t, lib, debug, tc.maxUnits)
+			s := openLazyTuned(t, lib, debug, tc.tune)
 			bad := 0
 			for _, a := range addrs {
 				got, _ := s.SourceLine(a)
@@ -210,6 +216,34 @@ func TestLazySameAsWhole(t *testing.T) {
 				t.Errorf("whole index built: got %v, want %v", got, tc.full)
 			}
 		})
+	}
+}
+
+// TestLazyWhole: a file of fewer units than lazyMinUnits is indexed
+// whole, and a lazy index whose unit is more than 1/lazyBigUnit of
+// .debug_info builds the whole index for it.
+func TestLazyWhole(t *testing.T) {
+	testenv.Long(t, "links a test binary with GCC")
+	bin := linkLazyTestBinary(t, "g++", "g++", []string{"-g", "-x", "c++"}, nil)
+	f, err := elfrel.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := newWithDebug(f, nil, Links{Lazy: true}, tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30,
+		maxAsked: 1 << 30, minUnits: lazyMinUnits, bigUnit: lazyBigUnit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lazy() {
+		t.Errorf("a file of 3 units indexed lazily")
+	}
+	s = openLazyTuned(t, bin, "", tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30, maxAsked: 1 << 30, bigUnit: 1000})
+	for _, a := range codeAddresses(t, bin) {
+		s.SourceLine(a)
+	}
+	if s.lazy.full.Load() == nil {
+		t.Errorf("units of more than 1/1000 of .debug_info indexed alone")
 	}
 }
 
@@ -299,7 +333,7 @@ func FuzzLazy(f *testing.F) {
 		}
 		var warned []string
 		s, err := newWithDebug(ef, nil, Links{Lazy: true, Warn: func(msg string) { warned = append(warned, msg) }},
-			tuning{collect: collectAbove, lazyMin: 0, maxUnits: 2})
+			tuning{collect: collectAbove, lazyMin: 0, maxUnits: 2, maxAsked: 8, bigUnit: 2})
 		if err != nil {
 			checkFuzzErr(t, err)
 			return
