@@ -78,7 +78,15 @@ type lazyIndex struct {
 
 	cover    []unitRange // by lo
 	maxHi    []uint64    // maxHi[i] is the largest hi of cover[:i+1]
-	complete bool        // every unit with code has its ranges in cover
+	complete bool        // every unit with code has its ranges in cover, once resolved
+	listed   bool        // cover is .debug_aranges's, without the units it leaves out
+	// unresolved is set until an address is not found: cover may then
+	// lack the units .debug_aranges leaves out (if listed) and the
+	// ranges of the units whose root entries give none (rangeless), and
+	// resolve adds them.
+	unresolved bool
+	rangeless  []uint64 // units with entries but no ranges of their own
+	extra      int      // units indexed alone by resolve, not for an address
 
 	full atomic.Pointer[Symbolizer] // the whole index, once built
 
@@ -105,19 +113,14 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 		if z.cover, err = parseAranges(data, bo); err != nil {
 			return wrapDecode(s.name, err)
 		}
-		z.complete = true // taken to list every unit's code, as LLVM takes it
-	} else if err := z.rootCover(); err != nil {
-		return err
-	}
-	slices.SortFunc(z.cover, func(a, b unitRange) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
+		z.complete, z.listed, z.unresolved = true, true, true
+	} else {
+		z.complete = true
+		if err := z.rootCover(nil); err != nil {
+			return err
 		}
-		return 0
-	})
+		z.unresolved = len(z.rangeless) > 0
+	}
 	units := make(map[uint64]bool)
 	for _, r := range z.cover {
 		units[r.unit] = true
@@ -125,12 +128,7 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 	if len(units) < tune.minUnits {
 		return errFewUnits
 	}
-	z.maxHi = make([]uint64, len(z.cover))
-	var hi uint64
-	for i, r := range z.cover {
-		hi = max(hi, r.hi)
-		z.maxHi[i] = hi
-	}
+	z.sortCover()
 	// Every unit's build reads these sections whole: read them now, on
 	// the goroutine that makes the index (objtool's Warm runs it while
 	// the profile is read), rather than at the first lookup. What
@@ -144,6 +142,25 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 	s.lazy = z
 	s.hasDWARF = len(z.cover) > 0 || !z.complete
 	return nil
+}
+
+// sortCover sorts z.cover and computes z.maxHi.
+func (z *lazyIndex) sortCover() {
+	slices.SortFunc(z.cover, func(a, b unitRange) int {
+		switch {
+		case a.lo < b.lo:
+			return -1
+		case a.lo > b.lo:
+			return 1
+		}
+		return 0
+	})
+	z.maxHi = make([]uint64, len(z.cover))
+	var hi uint64
+	for i, r := range z.cover {
+		hi = max(hi, r.hi)
+		z.maxHi[i] = hi
+	}
 }
 
 // parseAranges returns the address ranges of .debug_aranges, data.
@@ -189,10 +206,11 @@ func parseAranges(data []byte, bo binary.ByteOrder) ([]unitRange, error) {
 	return out, c.err
 }
 
-// rootCover fills z.cover from the root entries of the units, for a file
-// without .debug_aranges: the whole of .debug_info is read, but only
-// each unit's root entry decoded.
-func (z *lazyIndex) rootCover() error {
+// rootCover adds to z.cover the ranges of the units not in skip, from
+// their root entries: the whole of .debug_info is read, but only those
+// entries decoded. Units with entries but no ranges go to z.rangeless;
+// if a unit header cannot be read, z.complete is cleared.
+func (z *lazyIndex) rootCover(skip map[uint64]bool) error {
 	info, err := z.info.Read(z.info.Size())
 	if err != nil {
 		return err
@@ -214,10 +232,15 @@ func (z *lazyIndex) rootCover() error {
 	}
 	b.debugInfo = info
 	hs, headerErr := b.unitHeaders()
-	z.complete = headerErr == nil
+	if headerErr != nil {
+		z.complete = false
+	}
 	var e entry
 	for i := range hs {
 		h := &hs[i]
+		if skip[h.off] {
+			continue
+		}
 		_, w, ok, err := b.unitRoot(h, &e)
 		if err != nil {
 			return b.wrap(err)
@@ -232,7 +255,7 @@ func (z *lazyIndex) rootCover() error {
 			return b.wrap(err)
 		}
 		if len(rs) == 0 && cu.children {
-			z.complete = false // its functions' ranges stand for the unit's (see walkUnit)
+			z.rangeless = append(z.rangeless, h.off) // its functions' ranges stand for the unit's (see walkUnit)
 		}
 		for _, r := range rs {
 			if r[0] < r[1] {
@@ -241,6 +264,46 @@ func (z *lazyIndex) rootCover() error {
 		}
 	}
 	return nil
+}
+
+// resolve completes z.cover: with the ranges of the units that
+// .debug_aranges leaves out (a Go program linked by the system linker
+// lists its C units alone), from their root entries, as LLVM adds them;
+// and with the code of the units whose root entries give no ranges
+// (those of data alone, most often), each indexed alone for it. What
+// cannot be read clears z.complete: the whole index then answers the
+// addresses not found.
+func (z *lazyIndex) resolve() {
+	z.unresolved = false
+	if z.listed {
+		z.listed = false
+		listed := make(map[uint64]bool)
+		for _, r := range z.cover {
+			listed[r.unit] = true
+		}
+		if err := z.rootCover(listed); err != nil {
+			z.complete = false
+			return
+		}
+	}
+	for _, off := range z.rangeless {
+		idx, err := z.buildUnit(off)
+		if err != nil || idx == nil {
+			z.complete = false
+			continue
+		}
+		z.units[off] = idx
+		z.extra++
+		lo := idx.segLo
+		for i, hi := range idx.segHi {
+			if idx.segCode[i] != segHole && lo < hi {
+				z.cover = append(z.cover, unitRange{lo: lo, hi: hi, unit: off})
+			}
+			lo = hi
+		}
+	}
+	z.rangeless = nil
+	z.sortCover()
 }
 
 // builder returns a builder of s from z's sections, .debug_info being
@@ -294,6 +357,10 @@ func (z *lazyIndex) indexFor(addr uint64) *Symbolizer {
 		return z.buildFull()
 	}
 	unit, found, alone := z.unitAt(addr)
+	if !found && z.unresolved {
+		z.resolve()
+		unit, found, alone = z.unitAt(addr)
+	}
 	switch {
 	case !alone:
 		return z.buildFull()
@@ -306,7 +373,7 @@ func (z *lazyIndex) indexFor(addr uint64) *Symbolizer {
 		}
 		return idx
 	}
-	if len(z.units) >= z.tune.maxUnits {
+	if len(z.units)-z.extra >= z.tune.maxUnits {
 		return z.buildFull()
 	}
 	idx, err := z.buildUnit(unit)

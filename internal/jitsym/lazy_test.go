@@ -128,6 +128,37 @@ func TestLazySameAsLLVMSymbolizer(t *testing.T) {
 			t.Logf("%d addresses, %d frames, %d units indexed alone, %d mismatches", st.addrs, st.frames, len(s.lazy.units), st.mismatches)
 		})
 	}
+	t.Run("aranges of some units (gcc's), not all (clang's)", func(t *testing.T) {
+		dir := t.TempDir()
+		gcc := testenv.Tool(t, "gcc", "gcc")
+		clang := testenv.Tool(t, "clang++-19", "clang-19")
+		var objs []string
+		for _, c := range []struct{ cc, src string }{{gcc, "plain.c"}, {clang, "inline.cc"}, {gcc, "cold.c"}} {
+			obj := filepath.Join(dir, c.src+".o")
+			cmd := exec.Command(c.cc, "-g", "-O2", "-fPIC", "-c", "-o", obj, filepath.Join("testdata", "src", c.src))
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+			}
+			objs = append(objs, obj)
+		}
+		bin := filepath.Join(dir, "lib.so")
+		cmd := exec.Command(gcc, append([]string{"-shared", "-o", bin}, objs...)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+		s := openLazy(t, bin, "", 0)
+		if !s.lazy.listed {
+			t.Fatalf("no .debug_aranges read")
+		}
+		st := compareWithLLVMVersion(t, lazyOracle, s, bin, codeAddresses(t, bin))
+		if s.lazy.listed {
+			t.Errorf("the units .debug_aranges leaves out were never looked for")
+		}
+		if s.lazy.full.Load() != nil {
+			t.Errorf("the whole index was built")
+		}
+		t.Logf("%d addresses, %d frames, %d units indexed alone, %d mismatches", st.addrs, st.frames, len(s.lazy.units), st.mismatches)
+	})
 	t.Run("libc", func(t *testing.T) {
 		s := openLazy(t, "/lib/x86_64-linux-gnu/libc.so.6", libcDebugFile(t), 0)
 		addrs := spread(t, "/lib/x86_64-linux-gnu/libc.so.6", 2000)
