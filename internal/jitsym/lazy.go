@@ -13,20 +13,22 @@ import (
 )
 
 // A large file asked about a few addresses (a profile's frames in libc,
-// whose debug file has 2,000 units and 6 MB of compressed .debug_info)
-// is indexed a unit at a time: [Links.Lazy]. The index then holds only
-// where each unit's code is, from .debug_aranges (or, without it, from
-// the units' root entries), and the first lookup of an address in a
-// unit builds an index of that unit alone, by the same build as the
-// whole file's (builder.pick), from .debug_info read as far as that
-// unit's end (a compressed section is decompressed up to there, see
-// elfrel.Prefix) and the other sections read whole when first needed.
-// The answers are those of the whole index: a unit's frames, lines and
-// names come from its own entries and line table. Where the units' code
-// may overlap (an address that two units claim), a unit has entries
-// that refer to others, is split or partial, or more than
-// lazyMaxUnits units were asked about, the whole index is built, once,
-// and answers from then on.
+// whose debug file has 2,000 units and 6 MB of .debug_info, compressed
+// to 2 MB) is indexed a unit at a time: [Links.Lazy]. The index then
+// holds only where each unit's code is, from .debug_aranges (or,
+// without it, from the units' root entries), and the first lookup of an
+// address in a unit builds an index of that unit alone, by the same
+// build as the whole file's (builder.pick), from .debug_info read as
+// far as that unit's end (a compressed section is decompressed up to
+// there, see elfrel.Prefix) and the other sections read whole. The
+// answers are those of the whole index: a unit's frames, lines and
+// names come from its own entries and line table. The first address
+// found in no unit completes the map (see resolve). Where the units'
+// code may overlap (an address that two units claim), a unit has
+// entries that refer to others or is split, or the file has few units,
+// a unit is large, many units or addresses are asked about (see the
+// constants below), the whole index is built, once, and answers from
+// then on.
 
 // lazyMinInfo is the size of .debug_info from which [Links.Lazy] indexes
 // units as they are needed: below it, the whole index costs little.
