@@ -352,6 +352,9 @@ func (z *lazyIndex) indexFor(addr uint64) *Symbolizer {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if full := z.full.Load(); full != nil {
+		return full // built while this lookup waited for the lock
+	}
 	if z.failed {
 		return nil
 	}

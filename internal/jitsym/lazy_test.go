@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
@@ -247,6 +248,41 @@ func TestLazySameAsWhole(t *testing.T) {
 				t.Errorf("whole index built: got %v, want %v", got, tc.full)
 			}
 		})
+	}
+}
+
+// TestLazyConcurrent: lookups from several goroutines at once, while
+// units are indexed and the whole index takes over, give the whole
+// index's frames.
+func TestLazyConcurrent(t *testing.T) {
+	testenv.Long(t, "indexes libc's debug file whole and a unit at a time")
+	lib, debug := "/lib/x86_64-linux-gnu/libc.so.6", libcDebugFile(t)
+	addrs := spread(t, lib, 400)
+	s := openLazyTuned(t, lib, debug, tuning{collect: collectAbove, lazyMin: 0, maxUnits: 3, maxAsked: 1 << 30})
+	got := make([][][]Frame, 4)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, a := range addrs {
+				fr, _ := s.SourceLine(a)
+				got[g] = append(got[g], fr)
+			}
+		}()
+	}
+	wg.Wait()
+	whole := openLazyTuned(t, lib, debug, tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30, maxAsked: 0})
+	for i, a := range addrs {
+		want, _ := whole.SourceLine(a)
+		for g := range got {
+			if !slices.Equal(got[g][i], want) {
+				t.Fatalf("goroutine %d, %#x: got\n\t%v\nwant (whole index)\n\t%v", g, a, fmtFrames(got[g][i]), fmtFrames(want))
+			}
+		}
+	}
+	if s.lazy.full.Load() == nil {
+		t.Errorf("the whole index was not built")
 	}
 }
 
