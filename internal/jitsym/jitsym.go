@@ -262,14 +262,19 @@ func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer,
 	} else {
 		l, err = debug.DebugLoader()
 	}
+	var sections Sections = l
 	if lazy {
 		// DWARF the lazy index cannot read (relocated sections, a bad
 		// .debug_aranges) is left to the whole build, which says what
-		// is wrong with it; so is a file of few units.
-		lazy = newLazy(s, debug.ByteOrder, l, links, tune) == nil
+		// is wrong with it; so is a file of few units, from what the
+		// lazy index read of it.
+		z, lazyErr := newLazy(s, debug.ByteOrder, l, links, tune)
+		if lazy = lazyErr == nil; errors.Is(lazyErr, errFewUnits) && z != nil {
+			sections, err = z.wholeSections()
+		}
 	}
 	if !lazy && err == nil {
-		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
+		b := newBuilder(s, debug.ByteOrder, sections, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
 		b.dwo = links.DWO
 		if link, ok := debug.SupLink(); ok && links.Sup != nil {
 			var supErr error

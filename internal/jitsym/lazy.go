@@ -100,35 +100,37 @@ type lazyIndex struct {
 }
 
 // newLazy makes s index the DWARF that l loads a unit at a time.
-func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Links, tune tuning) error {
+func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Links, tune tuning) (*lazyIndex, error) {
 	z := &lazyIndex{file: s.name, bo: bo, l: l, dwo: links.DWO, warn: links.Warn, tune: tune,
 		secs: make(map[string][]byte), units: make(map[uint64]*Symbolizer)}
 	var err error
-	if z.info, err = l.Prefix(".debug_info"); err != nil {
-		return err
-	}
 	if l.Has(".debug_aranges") {
 		data, err := l.Section(".debug_aranges")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if z.cover, err = parseAranges(data, bo); err != nil {
-			return wrapDecode(s.name, err)
+			return nil, wrapDecode(s.name, err)
+		}
+		if z.fewUnits() {
+			return nil, errFewUnits
 		}
 		z.complete, z.listed, z.unresolved = true, true, true
+		if z.info, err = l.Prefix(".debug_info"); err != nil {
+			return nil, err
+		}
 	} else {
+		if z.info, err = l.Prefix(".debug_info"); err != nil {
+			return nil, err
+		}
 		z.complete = true
 		if err := z.rootCover(nil); err != nil {
-			return err
+			return nil, err
 		}
 		z.unresolved = len(z.rangeless) > 0
-	}
-	units := make(map[uint64]bool)
-	for _, r := range z.cover {
-		units[r.unit] = true
-	}
-	if len(units) < tune.minUnits {
-		return errFewUnits
+		if z.fewUnits() {
+			return z, errFewUnits // whose sections the whole build reads (see wholeSections)
+		}
 	}
 	z.sortCover()
 	// Every unit's build reads these sections whole: read them now, on
@@ -143,7 +145,27 @@ func newLazy(s *Symbolizer, bo binary.ByteOrder, l *elfrel.DebugLoader, links Li
 	}
 	s.lazy = z
 	s.hasDWARF = len(z.cover) > 0 || !z.complete
-	return nil
+	return z, nil
+}
+
+// fewUnits reports whether fewer than tune.minUnits units have ranges in
+// z.cover.
+func (z *lazyIndex) fewUnits() bool {
+	units := make(map[uint64]bool)
+	for _, r := range z.cover {
+		units[r.unit] = true
+	}
+	return len(units) < z.tune.minUnits
+}
+
+// wholeSections returns the sections of z for a build of the whole
+// index: what z read already is not read again.
+func (z *lazyIndex) wholeSections() (Sections, error) {
+	info, err := z.info.Read(z.info.Size())
+	if err != nil {
+		return nil, err
+	}
+	return lazySections{z: z, info: info}, nil
 }
 
 // sortCover sorts z.cover and computes z.maxHi.

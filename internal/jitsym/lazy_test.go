@@ -290,22 +290,44 @@ func TestLazyConcurrent(t *testing.T) {
 // whole, and a lazy index whose unit is more than 1/lazyBigUnit of
 // .debug_info builds the whole index for it.
 func TestLazyWhole(t *testing.T) {
-	testenv.Long(t, "links a test binary with GCC")
+	testenv.Long(t, "links test binaries with GCC and clang")
+	for _, tc := range []struct {
+		name      string
+		tool, pkg string
+	}{
+		{name: "with .debug_aranges (gcc)", tool: "g++", pkg: "g++"},
+		{name: "without .debug_aranges (clang)", tool: "clang++-19", pkg: "clang-19"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := linkLazyTestBinary(t, tc.tool, tc.pkg, []string{"-g", "-gz", "-x", "c++"}, nil)
+			f, err := elfrel.Open(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			s, err := newWithDebug(f, nil, Links{Lazy: true}, tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30,
+				maxAsked: 1 << 30, minUnits: lazyMinUnits, bigUnit: lazyBigUnit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Lazy() {
+				t.Errorf("a file of 3 units indexed lazily")
+			}
+			whole, err := New(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range codeAddresses(t, bin) {
+				got, _ := s.SourceLine(a)
+				want, _ := whole.SourceLine(a)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%#x: got\n\t%v\nwant (whole index)\n\t%v", a, fmtFrames(got), fmtFrames(want))
+				}
+			}
+		})
+	}
 	bin := linkLazyTestBinary(t, "g++", "g++", []string{"-g", "-x", "c++"}, nil)
-	f, err := elfrel.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := newWithDebug(f, nil, Links{Lazy: true}, tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30,
-		maxAsked: 1 << 30, minUnits: lazyMinUnits, bigUnit: lazyBigUnit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Lazy() {
-		t.Errorf("a file of 3 units indexed lazily")
-	}
-	s = openLazyTuned(t, bin, "", tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30, maxAsked: 1 << 30, bigUnit: 1000})
+	s := openLazyTuned(t, bin, "", tuning{collect: collectAbove, lazyMin: 0, maxUnits: 1 << 30, maxAsked: 1 << 30, bigUnit: 1000})
 	for _, a := range codeAddresses(t, bin) {
 		s.SourceLine(a)
 	}
