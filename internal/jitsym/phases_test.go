@@ -104,7 +104,7 @@ func TestCollectsLargeBuilds(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		if _, err := newWithDebug(f, nil, Links{}, tc.collect); err != nil {
+		if _, err := newWithDebug(f, nil, Links{}, tuning{collect: tc.collect, lazyMin: lazyMinInfo, maxUnits: lazyMaxUnits}); err != nil {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)

@@ -124,6 +124,17 @@ func (b *builder) walk(hs []unitHeader, headerErr error) error {
 // that cannot be read, and returns what was wrong with it.
 func (b *builder) unitHeaders() (hs []unitHeader, headerErr error) {
 	c := &cursor{data: b.debugInfo, bo: b.bo, sec: ".debug_info"}
+	if b.pick != nil {
+		for _, off := range b.pick {
+			c.off = int(min(off, uint64(len(c.data))))
+			h, err := parseUnitHeader(c)
+			if err != nil {
+				return hs, err
+			}
+			hs = append(hs, h)
+		}
+		return hs, nil
+	}
 	for c.off < len(c.data) {
 		h, err := parseUnitHeader(c)
 		if err != nil {
@@ -301,32 +312,7 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		return err
 	}
 	cu, t := e, root.abbrevs // e is reused for the children
-	u := unitInfo{version: h.version, addrSize: h.addrSize, dwarf64: h.dwarf64, dieOff: h.dieOff,
-		addrBase: cu.addrBase, hasAddrs: cu.hasAddrBase}
-	if !u.hasAddrs && root.split.hasGNUAddrBase {
-		u.addrBase, u.hasAddrs = root.split.gnuAddrBase, true
-	}
-	rnglistsBase, hasRnglistsBase := cu.rnglistsBase, cu.hasRnglistsBase
-	if in := root.from; in != nil {
-		if !u.hasAddrs {
-			u.addrBase, u.hasAddrs = in.addrBase, in.hasAddrBase
-		}
-		u.rangesBase = in.rangesBase
-		if !hasRnglistsBase && h.version >= 5 {
-			// As LLVM reads a .dwo: the range list offsets follow the
-			// header at the start of .debug_rnglists.dwo.
-			rnglistsBase, hasRnglistsBase = 12, true
-			if h.dwarf64 {
-				rnglistsBase = 20
-			}
-		}
-	}
-	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
-		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
-	}
-	if in := root.from; in != nil {
-		u.base, u.hasBase = in.base, in.hasBase // LLVM takes the skeleton's
-	}
+	u, rnglistsBase, hasRnglistsBase := b.rootInfo(h, &cu, &root)
 	b.walked = append(b.walked, root)
 	w := &b.walked[len(b.walked)-1]
 
@@ -418,6 +404,38 @@ func (b *builder) walkUnit(h *unitHeader) error {
 		}
 	}
 	return nil
+}
+
+// rootInfo returns what reading the address ranges of unit h's entries
+// needs of its root entry cu: the unit's bases.
+func (b *builder) rootInfo(h *unitHeader, cu *entry, root *walkedUnit) (u unitInfo, rnglistsBase uint64, hasRnglistsBase bool) {
+	u = unitInfo{version: h.version, addrSize: h.addrSize, dwarf64: h.dwarf64, dieOff: h.dieOff,
+		addrBase: cu.addrBase, hasAddrs: cu.hasAddrBase}
+	if !u.hasAddrs && root.split.hasGNUAddrBase {
+		u.addrBase, u.hasAddrs = root.split.gnuAddrBase, true
+	}
+	rnglistsBase, hasRnglistsBase = cu.rnglistsBase, cu.hasRnglistsBase
+	if in := root.from; in != nil {
+		if !u.hasAddrs {
+			u.addrBase, u.hasAddrs = in.addrBase, in.hasAddrBase
+		}
+		u.rangesBase = in.rangesBase
+		if !hasRnglistsBase && h.version >= 5 {
+			// As LLVM reads a .dwo: the range list offsets follow the
+			// header at the start of .debug_rnglists.dwo.
+			rnglistsBase, hasRnglistsBase = 12, true
+			if h.dwarf64 {
+				rnglistsBase = 20
+			}
+		}
+	}
+	if u.base, u.hasBase = b.resolveAddr(cu.lowPC, &u); !u.hasBase {
+		u.base, u.hasBase = b.resolveAddr(cu.entryPC, &u)
+	}
+	if in := root.from; in != nil {
+		u.base, u.hasBase = in.base, in.hasBase // LLVM takes the skeleton's
+	}
+	return u, rnglistsBase, hasRnglistsBase
 }
 
 // subroutine records a DW_TAG_subprogram or DW_TAG_inlined_subroutine

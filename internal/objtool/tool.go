@@ -177,6 +177,7 @@ type binFile struct {
 	indexOnce sync.Once
 	index     *jitsym.Symbolizer
 	indexErr  error
+	debug     *elfrel.File // the separate debug file a lazy index reads, or nil
 
 	goOnce sync.Once
 	gotab  *gopclntab.Table // see goTable
@@ -235,9 +236,14 @@ func (t *Tool) indexOf(b *binFile) (*jitsym.Symbolizer, error) {
 		if debug != nil {
 			debugPath = debug.Name
 		}
-		b.index, b.indexErr = jitsym.NewWithLinks(b.f, debug, jitsym.Links{DWO: t.dwoFor(b.path), Sup: t.supFor(b.path, debugPath)})
+		links := jitsym.Links{DWO: t.dwoFor(b.path), Sup: t.supFor(b.path, debugPath), Lazy: true, Warn: t.warn}
+		b.index, b.indexErr = jitsym.NewWithLinks(b.f, debug, links)
 		if debug != nil {
-			debug.Close()
+			if b.index != nil && b.index.Lazy() {
+				b.debug = debug // read as addresses need it
+			} else {
+				debug.Close()
+			}
 		}
 		t.indexed(b.path, b.index, b.indexErr)
 	})
@@ -255,6 +261,13 @@ func (t *Tool) indexed(path string, idx *jitsym.Symbolizer, err error) {
 		for _, w := range idx.Warnings() {
 			t.opts.Warn(w)
 		}
+	}
+}
+
+// warn passes msg to Options.Warn, if set.
+func (t *Tool) warn(msg string) {
+	if t.opts.Warn != nil {
+		t.opts.Warn(msg)
 	}
 }
 
@@ -294,6 +307,11 @@ func (t *Tool) Close() error {
 			}
 			if b.index != nil {
 				b.index.Close()
+			}
+			if b.debug != nil {
+				if err := b.debug.Close(); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 	})
