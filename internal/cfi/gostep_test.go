@@ -1,6 +1,8 @@
 package cfi
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/gopclntab"
@@ -211,6 +214,7 @@ func belowSP(regs Regs, arch *Arch, sp uint64) bool {
 // registers and the stack gdb copies, Unwind must give the callers'
 // return addresses, in main.mid, main.top and the goroutine's function.
 func TestGoStepARM64UnderQEMU(t *testing.T) {
+	testenv.Long(t, "builds a Go program for arm64 and runs it under qemu and gdb")
 	qemu := testenv.Tool(t, "qemu-aarch64", "qemu-user")
 	gdb := testenv.Tool(t, "gdb-multiarch", "gdb-multiarch")
 	dir := t.TempDir()
@@ -250,42 +254,26 @@ func TestGoStepARM64UnderQEMU(t *testing.T) {
 		t.Fatalf("no bl in %s", name)
 		return 0
 	}
-	stops := []struct {
-		name string
-		pc   uint64
-		want []string // the functions of the return addresses
-	}{
+	stops := []gdbStop{
 		{"top's call", firstBL("main.top"), []string{"main.main.func1"}},
 		{"mid's entry", fn["main.mid"].Value, []string{"main.top", "main.main.func1"}},
 		{"mid's call", firstBL("main.mid"), []string{"main.top", "main.main.func1"}},
 		{"leaf's entry", fn["main.leaf"].Value, []string{"main.mid", "main.top", "main.main.func1"}},
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	q := exec.Command(qemu, "-g", port, bin)
-	if err := q.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { q.Process.Kill(); q.Wait() }()
-	args := []string{"-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off"}
-	// qemu listens once it has loaded the program: retry the connection.
-	args = append(args, "-ex", "set tcp connect-timeout 30", "-ex", "target remote 127.0.0.1:"+port)
-	for _, s := range stops {
-		args = append(args, "-ex", fmt.Sprintf("break *%#x", s.pc))
-	}
-	for i := range stops {
-		args = append(args, "-ex", "continue", "-ex", fmt.Sprintf("echo STOP %d\\n", i),
-			"-ex", "info registers x29 x30 sp pc",
-			"-ex", fmt.Sprintf("dump binary memory %s $sp $sp+4096", filepath.Join(dir, fmt.Sprintf("stack%d.bin", i))))
-	}
-	g := exec.Command(gdb, append(args, "-ex", "kill")...)
-	out, err := g.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", g.Args, err, out)
+	// qemu's gdb stub now and then stops answering or drops the
+	// connection (as the Go program starts threads under qemu-user, in
+	// about one run of 20): each run is bounded, and tried again.
+	var out []byte
+	for try := 1; ; try++ {
+		var err error
+		out, err = gdbStops(t, qemu, gdb, bin, dir, stops)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errStubLost) || try == 3 {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		t.Logf("try %d: %v\n%s", try, err, out)
 	}
 	chunks := strings.Split(string(out), "STOP ")[1:]
 	if len(chunks) != len(stops) {
@@ -349,3 +337,60 @@ func TestGoStepARM64UnderQEMU(t *testing.T) {
 		}
 	}
 }
+
+// A gdbStop is where TestGoStepARM64UnderQEMU stops the program.
+type gdbStop struct {
+	name string
+	pc   uint64
+	want []string // the functions of the return addresses
+}
+
+// gdbStops runs bin under qemu-aarch64 and gdb, which stops it at each
+// of stops in turn, printing "STOP i" and the registers and dumping
+// 4 KiB of stack into dir/stackI.bin; it gives up after 30 s
+// (context.DeadlineExceeded), ending both, and says when qemu dropped
+// the connection (errStubLost).
+func gdbStops(t *testing.T, qemu, gdb, bin, dir string, stops []gdbStop) ([]byte, error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q := exec.CommandContext(ctx, qemu, "-g", port, bin)
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { q.Process.Kill(); q.Wait() }()
+	args := []string{"-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off"}
+	// qemu listens once it has loaded the program: retry the connection.
+	args = append(args, "-ex", "set tcp connect-timeout 30", "-ex", "target remote 127.0.0.1:"+port)
+	for _, s := range stops {
+		args = append(args, "-ex", fmt.Sprintf("break *%#x", s.pc))
+	}
+	for i := range stops {
+		args = append(args, "-ex", "continue", "-ex", fmt.Sprintf("echo STOP %d\\n", i),
+			"-ex", "info registers x29 x30 sp pc",
+			"-ex", fmt.Sprintf("dump binary memory %s $sp $sp+4096", filepath.Join(dir, fmt.Sprintf("stack%d.bin", i))))
+	}
+	g := exec.CommandContext(ctx, gdb, append(args, "-ex", "kill")...)
+	g.WaitDelay = time.Second
+	out, err := g.CombinedOutput()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("%v: %w", g.Args, ctx.Err())
+	}
+	if err != nil {
+		return out, fmt.Errorf("%v: %w", g.Args, err)
+	}
+	if bytes.Contains(out, []byte("Remote communication error")) {
+		return out, fmt.Errorf("%v: %w", g.Args, errStubLost)
+	}
+	return out, nil
+}
+
+// errStubLost: qemu's gdb stub dropped the connection (as it now and
+// then does when the program starts a thread).
+var errStubLost = errors.New("qemu's gdb stub dropped the connection")
