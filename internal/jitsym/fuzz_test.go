@@ -42,13 +42,7 @@ func FuzzNew(f *testing.F) {
 			checkFuzzErr(t, err)
 			return
 		}
-		var buf []Frame
-		for _, sec := range ef.Sections {
-			if sec.Flags&elf.SHF_ALLOC != 0 {
-				buf = s.AppendFrames(buf[:0], sec.Addr)
-				buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
-			}
-		}
+		buf := lookUpSectionEnds(s, ef)
 		for _, a := range s.rowAddrs() {
 			buf = s.AppendFrames(buf[:0], a)
 		}
@@ -233,4 +227,18 @@ func FuzzDWP(f *testing.F) {
 			},
 		}, "fuzz.dwp", len(data), bytes.Equal(data, dwp))
 	})
+}
+
+// lookUpSectionEnds asks s for the frames of the first and last byte of
+// each allocated section of ef (whatever the input, the lookups must
+// not fail) and returns the buffer it used.
+func lookUpSectionEnds(s *Symbolizer, ef *elfrel.File) []Frame {
+	var buf []Frame
+	for _, sec := range ef.Sections {
+		if sec.Flags&elf.SHF_ALLOC != 0 {
+			buf = s.AppendFrames(buf[:0], sec.Addr)
+			buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
+		}
+	}
+	return buf
 }

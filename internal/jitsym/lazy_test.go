@@ -427,13 +427,7 @@ func FuzzLazy(f *testing.F) {
 			checkFuzzErr(t, err)
 			return
 		}
-		var buf []Frame
-		for _, sec := range ef.Sections {
-			if sec.Flags&elf.SHF_ALLOC != 0 {
-				buf = s.AppendFrames(buf[:0], sec.Addr)
-				buf = s.AppendFrames(buf[:0], sec.Addr+sec.Size-1)
-			}
-		}
+		buf := lookUpSectionEnds(s, ef)
 		if s.lazy != nil {
 			for _, r := range slices.Clone(s.lazy.cover) {
 				buf = s.AppendFrames(buf[:0], r.lo)
