@@ -361,6 +361,7 @@ func gdbStops(t *testing.T, qemu, gdb, bin, dir string, stops []gdbStop) ([]byte
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	q := exec.CommandContext(ctx, qemu, "-g", port, bin)
+	q.Dir = dir // where a crash's core file goes, as gdb's below
 	if err := q.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func gdbStops(t *testing.T, qemu, gdb, bin, dir string, stops []gdbStop) ([]byte
 			"-ex", fmt.Sprintf("dump binary memory %s $sp $sp+4096", filepath.Join(dir, fmt.Sprintf("stack%d.bin", i))))
 	}
 	g := exec.CommandContext(ctx, gdb, append(args, "-ex", "kill")...)
-	g.WaitDelay = time.Second
+	g.Dir, g.WaitDelay = dir, time.Second
 	out, err := g.CombinedOutput()
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("%v: %w", g.Args, ctx.Err())
