@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/jitpprof/pprof/internal/mapfile"
 	"github.com/jitpprof/pprof/internal/perfdata"
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
@@ -200,7 +202,14 @@ func (f *fetcher) convertPerfData(path string) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf, err := perfdata.Open(fd, st.Size(), f.run.displayName(header))
+	// Mapped, the records are read in place (package mapfile); where
+	// files cannot be mapped, read.
+	var r io.ReaderAt = fd
+	if m, err := mapfile.Map(fd, st.Size()); err == nil {
+		defer m.Close()
+		r = m
+	}
+	pf, err := perfdata.Open(r, st.Size(), f.run.displayName(header))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package elfrel
 
 import (
+	"bufio"
+	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -571,7 +573,7 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	if m.zstd {
 		zr, err = l.unzstd(m)
 	} else {
-		zr, err = newZlibReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)))
+		zr, err = l.zlibReader(m)
 	}
 	if err == nil {
 		var n int
@@ -591,11 +593,27 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	return nil
 }
 
-// newZlibReader returns a reader of the zlib stream r. It is
+// zlibReader returns a reader of member m's zlib stream. It is
 // klauspost/compress's decoder, not the standard library's: for libc's
 // debug file, 9 MB of DWARF compressed to 3 MB, it takes about two
-// thirds of the time (.debug_line less than half).
-func newZlibReader(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }
+// thirds of the time (.debug_line less than half). It decodes from
+// memory a quarter faster than through a buffered reader: the
+// compressed bytes are read whole, unless there are more than
+// maxWholeZ.
+func (l *DebugLoader) zlibReader(m *debugMember) (io.Reader, error) {
+	r := io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize))
+	if m.zsize > maxWholeZ {
+		return zlib.NewReader(bufio.NewReaderSize(r, 256<<10))
+	}
+	z := make([]byte, m.zsize)
+	if _, err := io.ReadFull(r, z); err != nil {
+		return nil, err
+	}
+	return zlib.NewReader(bytes.NewReader(z))
+}
+
+// maxWholeZ bounds the compressed bytes of a section read whole.
+const maxWholeZ = 64 << 20
 
 // isDebugName reports whether name is a DWARF section's.
 func isDebugName(name string) bool {

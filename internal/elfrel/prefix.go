@@ -62,7 +62,7 @@ func (l *DebugLoader) Prefix(name string) (*Prefix, error) {
 			return nil, err
 		}
 		var err error
-		if p.r, err = newZlibReader(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize))); err != nil {
+		if p.r, err = l.zlibReader(m); err != nil {
 			return nil, &FormatError{File: l.file, Section: m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
 		}
 	}

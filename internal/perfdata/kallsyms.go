@@ -3,20 +3,34 @@ package perfdata
 import (
 	"bytes"
 	"cmp"
-	"io"
 	"slices"
 
 	"github.com/jitpprof/pprof/internal/regfile"
 )
 
-// kallsyms is a kernel symbol table, sorted by address.
+// kallsyms is a kernel symbol table, sorted by address. A table has a
+// hundred thousand symbols or more, of which a profile names a few
+// hundred: a symbol's name is found in the file's text when looked up.
 type kallsyms struct {
 	addrs []uint64
-	names []string
-	delta uint64 // the recorded boot's addresses less the table's
+	at    []uint32 // where each symbol's name starts in text
+	text  []byte   // the file
+	delta uint64   // the recorded boot's addresses less the table's
 }
 
 func (k *kallsyms) empty() bool { return len(k.addrs) == 0 }
+
+// name returns the name of symbol i, in the file's text: up to a space,
+// a tab or the end of the line.
+func (k *kallsyms) name(i int) []byte {
+	b := k.text[k.at[i]:]
+	for j, c := range b {
+		if isSpace(c) || c == '\n' {
+			return b[:j]
+		}
+	}
+	return b
+}
 
 // relocate makes the table one of the boot recorded: the kernel placed
 // at another address (KASLR) had symbol sym at addr, where the table has
@@ -25,8 +39,8 @@ func (k *kallsyms) relocate(sym string, addr uint64) {
 	if sym == "" {
 		return
 	}
-	for i, n := range k.names {
-		if n == sym {
+	for i := range k.addrs {
+		if string(k.name(i)) == sym {
 			k.delta = addr - k.addrs[i]
 			return
 		}
@@ -43,84 +57,73 @@ func (k *kallsyms) lookup(addr uint64) string {
 	if i < 0 {
 		return ""
 	}
-	return k.names[i]
+	return string(k.name(i))
 }
 
 // readKallsyms reads the text symbols of /proc/kallsyms ("ADDRESS TYPE
 // NAME", then a module name for module symbols; fields apart by spaces
 // or tabs) with a non-zero address (zeros are what an unprivileged
-// reader sees). A table has a hundred thousand symbols or more: the file
-// is read whole and the names kept in one string, not one allocation a
-// line.
+// reader sees). The file is read whole and kept: a line is looked at
+// for its address and type, its name is found when looked up.
 func readKallsyms(path string) (*kallsyms, error) {
 	fd, err := regfile.OpenLimited(path, 256<<20) // a FIFO would block, /dev/urandom never end
 	if err != nil {
 		return nil, err
 	}
 	defer fd.Close()
-	data, err := io.ReadAll(fd)
+	data, err := fd.ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	// The symbols in the file's order: their addresses, and where each
-	// name ends in names.
-	n := bytes.Count(data, []byte{'\n'}) + 1
-	addrs, ends := make([]uint64, 0, n), make([]int, 0, n)
-	names := make([]byte, 0, len(data)/2)
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+	k := &kallsyms{text: data}
+	n := bytes.Count(data, []byte{'\n'}) + 1 // most lines are text symbols'
+	k.addrs, k.at = make([]uint64, 0, n), make([]uint32, 0, n)
+	for off := 0; off < len(data); {
+		line := data[off:]
+		lineOff := off
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+			off += i + 1
 		} else {
-			data = nil
+			off = len(data)
 		}
-		var a, typ, name []byte
+		var a []byte
+		at := lineOff + 19
 		if len(line) > 19 && line[16] == ' ' && line[18] == ' ' && !isSpace(line[19]) {
 			// The usual line: 16 hexadecimal digits, a space, the
 			// type, a space, the name.
-			a, typ, name = line[:16], line[17:18], line[19:]
-			for i, c := range name {
-				if isSpace(c) {
-					name = name[:i]
-					break
-				}
+			if t := line[17]; t != 't' && t != 'T' {
+				continue
 			}
+			a = line[:16]
 		} else {
-			var rest []byte
+			var typ, name, rest []byte
 			a, rest = field(line)
 			typ, rest = field(rest)
-			name, _ = field(rest)
-		}
-		if len(name) == 0 || len(typ) != 1 || (typ[0] != 't' && typ[0] != 'T') {
-			continue
+			name, rest = field(rest)
+			if len(name) == 0 || len(typ) != 1 || (typ[0] != 't' && typ[0] != 'T') {
+				continue
+			}
+			at = lineOff + len(line) - len(rest) - len(name)
 		}
 		addr, ok := parseHex(a)
 		if !ok || addr == 0 {
 			continue
 		}
-		addrs = append(addrs, addr)
-		names = append(names, name...)
-		ends = append(ends, len(names))
+		k.addrs = append(k.addrs, addr)
+		k.at = append(k.at, uint32(at))
 	}
-	all := string(names)
-	k := &kallsyms{addrs: addrs, names: make([]string, len(addrs))}
-	for i, end := range ends {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		k.names[i] = all[start:end]
-	}
-	if !slices.IsSorted(addrs) {
+	if !slices.IsSorted(k.addrs) {
 		// By address, then in the file's order.
-		idx := make([]int, len(addrs))
+		idx := make([]int, len(k.addrs))
 		for i := range idx {
 			idx[i] = i
 		}
+		addrs := k.addrs
 		slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(addrs[a], addrs[b]), cmp.Compare(a, b)) })
-		sorted := &kallsyms{addrs: make([]uint64, len(idx)), names: make([]string, len(idx))}
+		sorted := &kallsyms{addrs: make([]uint64, len(idx)), at: make([]uint32, len(idx)), text: data}
 		for i, j := range idx {
-			sorted.addrs[i], sorted.names[i] = k.addrs[j], k.names[j]
+			sorted.addrs[i], sorted.at[i] = k.addrs[j], k.at[j]
 		}
 		k = sorted
 	}
@@ -150,22 +153,36 @@ func parseHex(b []byte) (uint64, bool) {
 		return 0, false
 	}
 	var v uint64
-	for _, c := range b {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
+	if len(b) <= 16 { // no overflow: the usual case, 16 digits
+		var bad byte
+		for _, c := range b {
+			d := hexDigit[c]
+			bad |= d
+			v = v<<4 | uint64(d&15)
 		}
-		if v>>60 != 0 {
-			return 0, false // overflow
+		return v, bad <= 15
+	}
+	for _, c := range b {
+		d := hexDigit[c]
+		if d > 15 || v>>60 != 0 { // not a digit, or overflow
+			return 0, false
 		}
 		v = v<<4 | uint64(d)
 	}
 	return v, true
 }
+
+// hexDigit is the value of each hexadecimal digit, and 0xff for the
+// other bytes.
+var hexDigit = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = byte(c-'a'+10), byte(c-'a'+10)
+	}
+	return t
+}()

@@ -62,7 +62,7 @@ func TestReadKallsyms(t *testing.T) {
 		slices.SortStableFunc(wantSyms, func(a, b sym) int { return cmp.Compare(a.addr, b.addr) })
 		var got []sym
 		for i := range k.addrs {
-			got = append(got, sym{k.addrs[i], k.names[i]})
+			got = append(got, sym{k.addrs[i], string(k.name(i))})
 		}
 		if !slices.Equal(got, wantSyms) {
 			t.Errorf("%s: %d symbols %.5v..., want %d %.5v...", path, len(got), got, len(wantSyms), wantSyms)
@@ -87,6 +87,20 @@ func BenchmarkReadKallsyms(b *testing.B) {
 	for b.Loop() {
 		if k, err := readKallsyms(path); err != nil || k.empty() {
 			b.Fatal(k, err)
+		}
+	}
+}
+
+// TestParseHex: parseHex agrees with strconv.ParseUint(b, 16, 64) on
+// numbers of every length around 16 digits, bad digits and overflow.
+func TestParseHex(t *testing.T) {
+	for _, s := range []string{"", "0", "f", "F", "ffffffff81000000", "FFFFFFFFFFFFFFFF", "10000000000000000",
+		"0000000000000000f", "00000000000000000000ffffffffffffffff", "g", "ffffffff8100000x", " 1", "1 ", "-1", "+1",
+		"0x10", "1_0", "fffffffffffffff", "\xff", "ffffffffffffffff0"} {
+		want, err := strconv.ParseUint(s, 16, 64)
+		got, ok := parseHex([]byte(s))
+		if ok != (err == nil) || got != want && ok {
+			t.Errorf("parseHex(%q) = %#x, %v; ParseUint: %#x, %v", s, got, ok, want, err)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"runtime/debug"
 	"slices"
 )
 
@@ -273,10 +274,11 @@ const (
 
 // openPipe reads a pipe-mode recording's attributes, features, build ids
 // and event names from its records.
-func (f *File) openPipe() (*File, error) {
+func (f *File) openPipe() (_ *File, err error) {
 	f.Pipe = true
 	f.dataOff, f.dataN = 16, f.size-16
 	f.streams = []stream{{r: f.r, off: f.dataOff, n: f.dataN, name: f.Name}}
+	defer f.catchFaults(&err)()
 	bo := f.ByteOrder
 	type feature struct {
 		bit  int
@@ -654,7 +656,8 @@ func (f *File) Records(fn func(*Record) bool) error { return f.records(true, fn)
 
 // records is Records, without the SAMPLE records unless samples is true
 // (a pass over the side records: most of a recording is samples).
-func (f *File) records(samples bool, fn func(*Record) bool) error {
+func (f *File) records(samples bool, fn func(*Record) bool) (err error) {
+	defer f.catchFaults(&err)()
 	s := &scanner{f: f, samples: samples, fn: fn}
 	// A damaged file of perf record --threads ends only that file's
 	// records: the first such error is returned at the end.
@@ -678,9 +681,68 @@ func (f *File) records(samples bool, fn func(*Record) bool) error {
 // rawReader returns a reader of the records of stream i.
 func (f *File) rawReader(i int) *rawReader {
 	st := f.streams[i]
-	return &rawReader{f: f, name: st.name, ra: st.r, r: bufio.NewReaderSize(io.NewSectionReader(st.r, st.off, st.n), 256<<10),
-		off: st.off, end: st.off + st.n, unfinished: i == 0 && (f.Unfinished || f.Pipe || f.cut())}
+	r := &rawReader{f: f, name: st.name, ra: st.r, off: st.off, end: st.off + st.n,
+		unfinished: i == 0 && (f.Unfinished || f.Pipe || f.cut())}
+	if m, ok := st.r.(Mapped); ok && st.off >= 0 && st.n >= 0 && st.off+st.n <= int64(len(m.Bytes())) {
+		r.mapped, r.mem, r.released = m, m.Bytes(), st.off
+	} else {
+		r.r = bufio.NewReaderSize(io.NewSectionReader(st.r, st.off, st.n), 256<<10)
+	}
+	return r
 }
+
+// catchFaults, if f has Mapped streams, has the calling goroutine's
+// faults panic, and returns a function to defer that undoes that and
+// turns a fault in their bytes into *err, a *FormatError. The bytes of
+// a stream are read in place by its records' decoders and fn.
+func (f *File) catchFaults(err *error) func() {
+	var mapped []stream
+	for _, st := range f.streams {
+		if _, ok := st.r.(Mapped); ok {
+			mapped = append(mapped, st)
+		}
+	}
+	if len(mapped) == 0 {
+		return func() {}
+	}
+	was := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(was)
+		v := recover()
+		if v == nil {
+			return
+		}
+		for _, st := range mapped {
+			if st.r.(Mapped).Faulted(v) {
+				*err = &FormatError{File: st.name, Off: -1, Msg: "the file shrank while it was read (truncated by another program?)"}
+				return
+			}
+		}
+		panic(v)
+	}
+}
+
+// Mapped is an [io.ReaderAt] of bytes in memory, a file mapped by mmap
+// (package mapfile): the records of a Mapped stream are read in place,
+// not copied, and the pages of what is not read (most of the stack a
+// --call-graph dwarf sample carries) are not touched. A read of its
+// bytes that faults (the file shrank under the mapping) ends the stream
+// with a [*FormatError].
+type Mapped interface {
+	io.ReaderAt
+	// Bytes returns the bytes ReadAt reads.
+	Bytes() []byte
+	// Faulted reports whether v, recovered from a panic under
+	// [runtime/debug.SetPanicOnFault], is a fault in those bytes.
+	Faulted(v any) bool
+	// Release says that the bytes [off, off+n) are read: their pages
+	// may leave memory, to be mapped again if read again.
+	Release(off, n int64)
+}
+
+// releaseEvery is how many bytes of a Mapped stream are read between
+// releases of what was read: what the process holds of the file.
+const releaseEvery = 8 << 20
 
 // A stream is where records are read from: the data section of the
 // file, and the files of the other threads of perf record --threads.
@@ -726,6 +788,9 @@ type rawReader struct {
 	name       string
 	ra         io.ReaderAt // what r reads
 	r          *bufio.Reader
+	mapped     Mapped // ra, if it is Mapped
+	mem        []byte // its bytes, read in place instead of by r
+	released   int64  // the offset up to which they are released
 	off, end   int64
 	rec        []byte // the record next returned, its header and body
 	unfinished bool   // the stream may end inside a record
@@ -739,6 +804,11 @@ func (r *rawReader) errorf(off int64, format string, args ...any) error {
 // them, as io.ReadFull would read them: an error if there are fewer
 // (io.ErrUnexpectedEOF if some).
 func (r *rawReader) peek(n int) ([]byte, error) {
+	if r.mem != nil {
+		// next reads no further than the stream's end, which is inside
+		// the mapping.
+		return r.mem[r.off : r.off+int64(n) : r.off+int64(n)], nil
+	}
 	b, err := r.r.Peek(n)
 	if len(b) == n {
 		return b, nil
@@ -755,6 +825,10 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 	bo := r.f.ByteOrder
 	off = r.off
 	if off >= r.end {
+		if r.mapped != nil {
+			r.mapped.Release(r.released, r.end-r.released)
+			r.released = r.end
+		}
 		return 0, 0, off, nil, io.EOF
 	}
 	if r.end-off < 8 {
@@ -783,7 +857,13 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 		return 0, 0, off, nil, r.errorf(off, "reading a record: %v", err)
 	}
 	r.rec, body = rec, rec[8:]
-	r.r.Discard(int(size))
+	if r.r != nil {
+		r.r.Discard(int(size))
+	}
+	if r.mapped != nil && off-r.released >= releaseEvery {
+		r.mapped.Release(r.released, off-r.released) // behind this record
+		r.released = off
+	}
 	r.off += size
 	// Data that follows the record (an AUX area's trace, tracing
 	// metadata) is skipped.
@@ -802,7 +882,9 @@ func (r *rawReader) next() (typ uint32, misc uint16, off int64, body []byte, err
 			return 0, 0, off, nil, r.errorf(off, "record of type %d is followed by %d bytes of data, past the end (%d bytes left)", typ, skip, r.end-r.off)
 		}
 		r.off += int64(skip)
-		r.r.Reset(io.NewSectionReader(r.ra, r.off, r.end-r.off))
+		if r.r != nil {
+			r.r.Reset(io.NewSectionReader(r.ra, r.off, r.end-r.off))
+		}
 	}
 	return typ, misc, off, body, nil
 }

@@ -105,6 +105,30 @@ func (l *Limited) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadAll reads the rest of the file, as [io.ReadAll] does, into a
+// buffer of the file's size when it has one (the files of /proc have
+// none), not one grown as it is read.
+func (l *Limited) ReadAll() ([]byte, error) {
+	n := int64(512)
+	if st, err := l.f.Stat(); err == nil && st.Size() > 0 {
+		n = min(st.Size(), l.limit) + 1 // +1: to see the end without growing
+	}
+	b := make([]byte, 0, n)
+	for {
+		m, err := l.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
+}
+
 // Close closes the file.
 func (l *Limited) Close() error { return l.f.Close() }
 
