@@ -2,7 +2,6 @@ package elfrel
 
 import (
 	"bufio"
-	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -568,23 +567,22 @@ func (f *File) contentSize(s *Section) (size, zoff uint64, zstd bool, err error)
 // inflate decompresses member m into dst, which must come out exactly
 // full.
 func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
-	var zr io.Reader
 	var err error
-	if m.zstd {
-		zr, err = l.unzstd(m)
-	} else {
-		zr, err = l.zlibReader(m)
-	}
-	if err == nil {
-		var n int
-		n, err = io.ReadFull(zr, dst)
-		if err == nil {
-			var one [1]byte
-			if k, _ := zr.Read(one[:]); k != 0 {
-				err = fmt.Errorf("more than the %d bytes its header claims", len(dst))
-			}
-		} else {
-			err = fmt.Errorf("%d bytes of the %d its header claims: %w", n, len(dst), err)
+	switch {
+	case m.zstd:
+		var zr io.Reader
+		if zr, err = l.unzstd(m); err == nil {
+			err = readExactly(zr, dst)
+		}
+	case m.zsize <= maxWholeZ:
+		var f *inflater
+		if f, err = l.inflater(m, dst); err == nil {
+			_, err = f.inflate(len(dst))
+		}
+	default:
+		var zr io.Reader
+		if zr, err = zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)), 256<<10)); err == nil {
+			err = readExactly(zr, dst)
 		}
 	}
 	if err != nil {
@@ -593,26 +591,33 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 	return nil
 }
 
-// zlibReader returns a reader of member m's zlib stream. It is
-// klauspost/compress's decoder, not the standard library's: for libc's
-// debug file, 9 MB of DWARF compressed to 3 MB, it takes about two
-// thirds of the time (.debug_line less than half). It decodes from
-// memory a quarter faster than through a buffered reader: the
-// compressed bytes are read whole, unless there are more than
-// maxWholeZ.
-func (l *DebugLoader) zlibReader(m *debugMember) (io.Reader, error) {
-	r := io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize))
-	if m.zsize > maxWholeZ {
-		return zlib.NewReader(bufio.NewReaderSize(r, 256<<10))
+// readExactly reads dst full from the decompressed stream zr, which must
+// end there.
+func readExactly(zr io.Reader, dst []byte) error {
+	n, err := io.ReadFull(zr, dst)
+	if err != nil {
+		return fmt.Errorf("%d bytes of the %d its header claims: %w", n, len(dst), err)
 	}
-	z := make([]byte, m.zsize)
-	if _, err := io.ReadFull(r, z); err != nil {
-		return nil, err
+	var one [1]byte
+	if k, _ := zr.Read(one[:]); k != 0 {
+		return fmt.Errorf("more than the %d bytes its header claims", len(dst))
 	}
-	return zlib.NewReader(bytes.NewReader(z))
+	return nil
 }
 
-// maxWholeZ bounds the compressed bytes of a section read whole.
+// inflater returns an inflater of member m's zlib stream into dst, its
+// compressed bytes read whole (no more than maxWholeZ).
+func (l *DebugLoader) inflater(m *debugMember, dst []byte) (*inflater, error) {
+	z := make([]byte, m.zsize)
+	if n, err := l.r.ReadAt(z, int64(m.zoff)); n < len(z) {
+		return nil, err
+	}
+	return newZlibInflater(z, dst)
+}
+
+// maxWholeZ bounds the compressed bytes of a section read whole, to be
+// decoded by an inflater; larger ones are streamed through
+// klauspost/compress's decoder.
 const maxWholeZ = 64 << 20
 
 // isDebugName reports whether name is a DWARF section's.

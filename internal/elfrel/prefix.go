@@ -1,9 +1,12 @@
 package elfrel
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/klauspost/compress/zlib"
 )
 
 // DebugLoaderWith is [File.DebugLoader] that also loads the sections
@@ -27,6 +30,7 @@ type Prefix struct {
 	l    *DebugLoader
 	m    *debugMember
 	r    io.Reader // the section's contents from len(data) on
+	z    *inflater // or, for most zlib streams, their decoder into data
 	data []byte    // what was read, with the section's size as capacity
 	err  error     // sticky: the read that failed
 }
@@ -62,11 +66,19 @@ func (l *DebugLoader) Prefix(name string) (*Prefix, error) {
 			return nil, err
 		}
 		var err error
-		if p.r, err = l.zlibReader(m); err != nil {
+		if m.zsize <= maxWholeZ {
+			p.data = make([]byte, 0, m.size)
+			p.z, err = l.inflater(m, p.data[:m.size])
+		} else {
+			p.r, err = zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)), 256<<10))
+		}
+		if err != nil {
 			return nil, &FormatError{File: l.file, Section: m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
 		}
 	}
-	p.data = make([]byte, 0, m.size)
+	if p.data == nil {
+		p.data = make([]byte, 0, m.size)
+	}
 	return p, nil
 }
 
@@ -83,6 +95,15 @@ func (p *Prefix) Read(n uint64) ([]byte, error) {
 	}
 	if p.err != nil {
 		return nil, p.err
+	}
+	if p.z != nil {
+		k, err := p.z.inflate(int(n))
+		p.data = p.data[:k]
+		if err != nil {
+			p.err = &FormatError{File: p.l.file, Section: p.m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
+			return nil, p.err
+		}
+		return p.data[:n], nil
 	}
 	// Read a little ahead: callers ask for one unit after another.
 	want := min(max(n, uint64(len(p.data))+64<<10), p.m.size)

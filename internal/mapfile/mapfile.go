@@ -5,17 +5,15 @@
 // shallow stack reads a few hundred bytes).
 //
 // A mapped file that shrinks while mapped (truncated by another process)
-// makes a read past its new end fault (SIGBUS). [Mapping.ReadAt] turns
-// that into an error; a reader of [Mapping.Bytes] does the same with
-// [Mapping.Faulted] under [runtime/debug.SetPanicOnFault].
+// makes a read of its bytes past its new end fault (SIGBUS): a reader of
+// [Mapping.Bytes] turns that into an error with [Mapping.Faulted] under
+// [runtime/debug.SetPanicOnFault].
 package mapfile
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"runtime/debug"
 	"unsafe"
 )
 
@@ -28,17 +26,17 @@ var ErrUnsupported = errors.New("mapfile: mapping files is not supported here")
 // called from several goroutines; Close must be called last.
 type Mapping struct {
 	data []byte
-	name string
+	f    *os.File
 }
 
 // Map maps the first size bytes of f (its size, as its Stat gives it).
-// The mapping stays valid after f is closed. An empty file maps to a
-// Mapping of no bytes.
+// The mapping stays valid after f is closed; ReadAt reads f. An empty
+// file maps to a Mapping of no bytes.
 func Map(f *os.File, size int64) (*Mapping, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("mapfile: %s: negative size %d", f.Name(), size)
 	}
-	m := &Mapping{name: f.Name()}
+	m := &Mapping{f: f}
 	if size == 0 {
 		return m, nil
 	}
@@ -60,33 +58,12 @@ func (m *Mapping) Bytes() []byte { return m.data }
 // Len returns the number of bytes mapped.
 func (m *Mapping) Len() int64 { return int64(len(m.data)) }
 
-// ReadAt copies the bytes at off into b, as [io.ReaderAt] says; a read
-// of bytes the file no longer has (it shrank) returns an error.
-func (m *Mapping) ReadAt(b []byte, off int64) (n int, err error) {
-	if off < 0 {
-		return 0, fmt.Errorf("mapfile: %s: negative offset %d", m.name, off)
-	}
-	if off >= int64(len(m.data)) {
-		if len(b) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if !m.Faulted(e) {
-				panic(e)
-			}
-			n, err = 0, m.FaultError()
-		}
-	}()
-	n = copy(b, m.data[off:])
-	if n < len(b) {
-		err = io.EOF
-	}
-	return n, err
-}
+// ReadAt reads the bytes at off into b, as [io.ReaderAt] says, from the
+// file (which must still be open), not from the mapping: it maps no page
+// into memory, and a file that shrank gives an error, not a fault. A
+// reader that needs a few bytes here and there of a large file (the
+// headers of its records) reads them so.
+func (m *Mapping) ReadAt(b []byte, off int64) (n int, err error) { return m.f.ReadAt(b, off) }
 
 // Faulted reports whether v, a value recovered from a panic of a
 // goroutine that set [runtime/debug.SetPanicOnFault], is a memory fault
@@ -99,11 +76,6 @@ func (m *Mapping) Faulted(v any) bool {
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
 	a := f.Addr()
 	return a >= start && a-start < uintptr(len(m.data))
-}
-
-// FaultError is the error of a read that faulted.
-func (m *Mapping) FaultError() error {
-	return fmt.Errorf("%s: the file shrank while it was read (truncated by another program?)", m.name)
 }
 
 // Release says that the bytes [off, off+n) will not be read again soon:
