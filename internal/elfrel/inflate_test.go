@@ -178,8 +178,8 @@ func FuzzInflater(f *testing.F) {
 }
 
 // BenchmarkInflater decodes this machine's libc debug file's
-// .debug_info, as the inflater and as klauspost/compress's zlib reader
-// (what decoded it before) do.
+// .debug_info, as the inflater, the standard library's zlib reader and
+// klauspost/compress's (what decoded it before) do.
 func BenchmarkInflater(b *testing.B) {
 	paths, _ := filepath.Glob("/usr/lib/debug/.build-id/*/*.debug")
 	var z []byte
@@ -212,6 +212,19 @@ func BenchmarkInflater(b *testing.B) {
 		b.SetBytes(int64(size))
 		for b.Loop() {
 			if _, err := inflateOurs(z, size); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("std", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		out := make([]byte, size)
+		for b.Loop() {
+			r, err := stdzlib.NewReader(bytes.NewReader(z))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := readExactly(r, out); err != nil {
 				b.Fatal(err)
 			}
 		}
