@@ -173,6 +173,12 @@ unformatted=$(gofmt -l .)
 [[ -z $unformatted ]] || fail "gofmt needed on: $unformatted"
 go vet ./...
 "$staticcheck" ./...
+# The command is pprof's drop-in: it builds where pprof runs, though it
+# records and reads perf.data on Linux.
+for goos in darwin windows; do
+  GOOS=$goos go build -o /dev/null . || fail "the pprof command does not build for $goos"
+  echo "builds for $goos"
+done
 
 step "Fresh MCJIT fixtures (real MCJIT runs, LLVM $llvm_versions)"
 # The hosts are built once per LLVM version and kept by a hash of their

@@ -47,7 +47,7 @@ func (t *tempDirs) wait(sigs chan os.Signal, stop, done chan struct{}) {
 		t.removeAll()
 		signal.Reset(syscall.SIGINT, syscall.SIGTERM)
 		if s, ok := sig.(syscall.Signal); ok {
-			syscall.Kill(os.Getpid(), s)
+			raise(s)
 			time.Sleep(time.Second) // the signal ends the process
 			os.Exit(128 + int(s))
 		}

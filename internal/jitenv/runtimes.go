@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // A rule decides what to add for one runtime.
@@ -290,13 +288,4 @@ func lookPath(file string, env []string, dir string) string {
 		}
 	}
 	return ""
-}
-
-// writable reports, as an error, whether the process may create files in
-// dir ("" for the current directory).
-func writable(dir string) error {
-	if dir == "" {
-		dir = "."
-	}
-	return unix.Access(dir, unix.W_OK)
 }

@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/safename"
@@ -126,7 +125,7 @@ func readUserFile(name string) (dir string, ok bool, err error) {
 		}
 		return "", false, err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+	if uid, ok := owner(fi); ok && uid != 0 && uid != os.Geteuid() {
 		return "", false, fmt.Errorf("%s is not owned by the current user or root: ignored, as perf does", safename.String(name))
 	}
 	if fi.Size() == 0 {
