@@ -139,11 +139,15 @@ func perfName(name string) string {
 }
 
 // normal drops the <...> parts of a C++ name (not of <unknown>), and
-// names glibc's memmove, whose code is memcpy's, as memcpy (perf and
-// pprof pick either name).
+// names the glibc functions that have two names for one address by one
+// of them (perf and pprof pick either): memmove, whose code is memcpy's,
+// as memcpy, and __brk as brk.
 func normal(name string) string {
 	if rest, ok := strings.CutPrefix(name, "__memmove_"); ok {
 		name = "__memcpy_" + rest
+	}
+	if name == "__brk" {
+		name = "brk"
 	}
 	if strings.HasPrefix(name, "<") {
 		return name
