@@ -58,7 +58,7 @@ func (m *Mapping) Bytes() []byte { return m.data }
 // Len returns the number of bytes mapped.
 func (m *Mapping) Len() int64 { return int64(len(m.data)) }
 
-// ReadAt reads the bytes at off into b, as [io.ReaderAt] says, from the
+// ReadAt reads the bytes at off into b, as [os.File.ReadAt] does, from the
 // file (which must still be open), not from the mapping: it maps no page
 // into memory, and a file that shrank gives an error, not a fault. A
 // reader that needs a few bytes here and there of a large file (the
