@@ -166,15 +166,34 @@ func TestOpenLimited(t *testing.T) {
 		{limit: 11, want: "0123456789"},
 		{limit: 9, want: "012345678", wantErr: "read " + file + ": more than 9 bytes, the most read of such a file"},
 	} {
-		l, err := OpenLimited(file, tc.limit)
-		if err != nil {
-			t.Fatal(err)
+		for _, read := range []struct {
+			name string
+			fn   func(*Limited) ([]byte, error)
+		}{
+			{"io.ReadAll", func(l *Limited) ([]byte, error) { return io.ReadAll(l) }},
+			{"ReadAll", (*Limited).ReadAll},
+		} {
+			l, err := OpenLimited(file, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := read.fn(l)
+			l.Close()
+			var tl *TooLargeError
+			if string(got) != tc.want || (tc.wantErr == "") != (err == nil) || (err != nil && (err.Error() != tc.wantErr || !errors.As(err, &tl))) {
+				t.Errorf("limit %d, %s: got %q, %v; want %q, %q", tc.limit, read.name, got, err, tc.want, tc.wantErr)
+			}
 		}
-		got, err := io.ReadAll(l)
+	}
+	// A file of /proc has no size: ReadAll grows its buffer as it reads.
+	if l, err := OpenLimited("/proc/self/maps", 1<<20); err == nil {
+		want, _ := io.ReadAll(l)
 		l.Close()
-		var tl *TooLargeError
-		if string(got) != tc.want || (tc.wantErr == "") != (err == nil) || (err != nil && (err.Error() != tc.wantErr || !errors.As(err, &tl))) {
-			t.Errorf("limit %d: got %q, %v; want %q, %q", tc.limit, got, err, tc.want, tc.wantErr)
+		l, _ = OpenLimited("/proc/self/maps", 1<<20)
+		got, err := l.ReadAll()
+		l.Close()
+		if err != nil || len(got) < 100 || len(got) < len(want)/2 {
+			t.Errorf("ReadAll(/proc/self/maps): %d bytes, %v; io.ReadAll read %d", len(got), err, len(want))
 		}
 	}
 	fifo := filepath.Join(dir, "fifo")
