@@ -41,8 +41,8 @@
 // running process is snapshotted with Snapshot.
 //
 // The pieces are exported for reuse and tests: Collect walks a list in
-// any Memory, WriteObject and Meta produce the files, ParseMaps reads
-// /proc/PID/maps.
+// any Memory, WriteObject and Meta produce the files; /proc/PID/maps is
+// read by package procfs (procfs.ParseMaps).
 //
 // Only 64-bit Linux processes are supported.
 package jitsnap

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jitpprof/pprof/internal/elfrel"
 	"github.com/jitpprof/pprof/internal/elftest"
+	"github.com/jitpprof/pprof/internal/procfs"
 	"github.com/jitpprof/pprof/internal/regfile"
 	"github.com/jitpprof/pprof/internal/testenv"
 )
@@ -21,7 +22,7 @@ import (
 // mapsOf parses /proc/PID/maps lines.
 func mapsOf(t *testing.T, lines ...string) []Mapping {
 	t.Helper()
-	maps, err := ParseMaps(strings.NewReader(strings.Join(lines, "\n")))
+	maps, err := procfs.ParseMaps(strings.NewReader(strings.Join(lines, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/procfs"
 	"github.com/jitpprof/pprof/internal/regfile"
 )
 
@@ -157,7 +158,7 @@ func (p *process) readMaps() error {
 		}
 		return p.complete(classifyReadError("reading "+mapsPath, 0, err))
 	}
-	maps, err := ParseMaps(bytes.NewReader(text))
+	maps, err := procfs.ParseMaps(bytes.NewReader(text))
 	if err != nil {
 		return &Error{PID: p.pid, Kind: ErrCorrupt, Msg: "parsing " + mapsPath, Err: err}
 	}

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jitpprof/pprof/internal/elfrel"
+	"github.com/jitpprof/pprof/internal/procfs"
 	"github.com/jitpprof/pprof/internal/testenv"
 	"github.com/jitpprof/pprof/profile"
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables that make the test binary a helper process:
@@ -226,7 +226,7 @@ func checkDescriptor(t *testing.T, pid int, res *Result) {
 		return
 	}
 	text, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	maps, _ := ParseMaps(bytes.NewReader(text))
+	maps, _ := procfs.ParseMaps(bytes.NewReader(text))
 	for _, m := range maps {
 		if m.Path == d.Object && m.Offset == 0 {
 			if want := m.Start + syms[descriptorSymbol].Value; d.Addr != want {
@@ -243,7 +243,7 @@ func checkDescriptor(t *testing.T, pid int, res *Result) {
 func checkObjects(t *testing.T, pid int, dir string, objs []Object) {
 	t.Helper()
 	text, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	maps, _ := ParseMaps(bytes.NewReader(text))
+	maps, _ := procfs.ParseMaps(bytes.NewReader(text))
 	for _, o := range objs {
 		f, err := elf.Open(filepath.Join(dir, o.Name+ElfExt))
 		if err != nil {

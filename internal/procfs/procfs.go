@@ -3,7 +3,8 @@
 // another mount namespace (a container), and named after its PID in its
 // own PID namespace. The perf.data reader finds a recorded process's JIT
 // files with it, as perf report does, and -jit_pid copies a live
-// process's.
+// process's. It also reads a process's memory map ([ParseMaps]: jitsnap
+// finds a live process's JIT objects by it) and this process's vDSO.
 package procfs
 
 import (

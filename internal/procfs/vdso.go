@@ -1,14 +1,11 @@
 package procfs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // maxVDSO bounds the vDSO image read: the kernel's are one to a few
@@ -33,35 +30,30 @@ func (fs FS) VDSO() ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasSuffix(line, " [vdso]") {
+	list, err := ParseMaps(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", maps, err)
+	}
+	for _, m := range list {
+		if m.Path != "[vdso]" {
 			continue
 		}
-		rng, _, _ := strings.Cut(line, " ")
-		lo, hi, _ := strings.Cut(rng, "-")
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start || end-start > maxVDSO {
-			return nil, fmt.Errorf("%s: bad [vdso] line %q", maps, line)
+		if m.Limit-m.Start > maxVDSO {
+			return nil, fmt.Errorf("%s: a [vdso] of %d bytes", maps, m.Limit-m.Start)
 		}
 		mem, err := os.Open(filepath.Join(dir, "self", "mem"))
 		if err != nil {
 			return nil, err
 		}
 		defer mem.Close()
-		b := make([]byte, end-start)
-		if _, err := mem.ReadAt(b, int64(start)); err != nil {
-			return nil, fmt.Errorf("reading [vdso] at %#x: %w", start, err)
+		b := make([]byte, m.Limit-m.Start)
+		if _, err := mem.ReadAt(b, int64(m.Start)); err != nil {
+			return nil, fmt.Errorf("reading [vdso] at %#x: %w", m.Start, err)
 		}
 		if !bytes.HasPrefix(b, []byte("\x7fELF")) {
-			return nil, fmt.Errorf("[vdso] at %#x is not an ELF image", start)
+			return nil, fmt.Errorf("[vdso] at %#x is not an ELF image", m.Start)
 		}
 		return b, nil
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	return nil, fmt.Errorf("%s: no [vdso] mapping", maps)
 }
