@@ -581,7 +581,7 @@ func (l *DebugLoader) inflate(m *debugMember, dst []byte) error {
 		}
 	default:
 		var zr io.Reader
-		if zr, err = zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)), 256<<10)); err == nil {
+		if zr, err = l.zlibStream(m); err == nil {
 			err = readExactly(zr, dst)
 		}
 	}
@@ -613,6 +613,13 @@ func (l *DebugLoader) inflater(m *debugMember, dst []byte) (*inflater, error) {
 		return nil, err
 	}
 	return newZlibInflater(z, dst)
+}
+
+// zlibStream returns a reader of member m's zlib stream, read from the
+// file as it is decoded, by klauspost/compress's decoder: for streams
+// of more than maxWholeZ.
+func (l *DebugLoader) zlibStream(m *debugMember) (io.Reader, error) {
+	return zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)), 256<<10))
 }
 
 // maxWholeZ bounds the compressed bytes of a section read whole, to be

@@ -1,12 +1,9 @@
 package elfrel
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
-
-	"github.com/klauspost/compress/zlib"
 )
 
 // DebugLoaderWith is [File.DebugLoader] that also loads the sections
@@ -70,7 +67,7 @@ func (l *DebugLoader) Prefix(name string) (*Prefix, error) {
 			p.data = make([]byte, 0, m.size)
 			p.z, err = l.inflater(m, p.data[:m.size])
 		} else {
-			p.r, err = zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(l.r, int64(m.zoff), int64(m.zsize)), 256<<10))
+			p.r, err = l.zlibStream(m)
 		}
 		if err != nil {
 			return nil, &FormatError{File: l.file, Section: m.name, Off: 0, Msg: "cannot decompress the section", Err: err}
